@@ -1,0 +1,50 @@
+# Two commands do all the set-up: `make site` and `make test` (see README.md).
+SHELL := /bin/bash
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+NBDEV_WORKERS ?= 2
+
+.PHONY: setup export site serve test test-fast test-slow sync nbtest pytest browser-test lab clean bench
+
+setup:
+	@bash tools/setup.sh
+
+export: setup
+	$(BIN)/nbdev-export
+
+## Render the tutorial site into _docs/ (Quarto when installed, pandoc otherwise).
+site: export
+	$(PY) tools/build_site.py
+
+serve: site
+	$(PY) -m http.server --bind 127.0.0.1 --directory _docs 8000
+
+## The test command: package in sync with the notebooks, every notebook as tests, pytest.
+test: setup sync nbtest pytest
+
+sync:
+	$(PY) tools/check_sync.py
+
+nbtest:
+	$(BIN)/nbdev-test --n-workers $(NBDEV_WORKERS) --timing
+
+pytest:
+	$(BIN)/pytest -q tests/
+
+## Also run the cells marked `#| slow` (full training runs, large sweeps).
+test-slow: setup sync
+	$(BIN)/nbdev-test --n-workers 1 --timing --flags slow
+
+## Load every page of the built site in headless Chromium, with screenshots in _docs/_screenshots/.
+browser-test: site
+	$(PY) tools/browser_test.py
+
+lab: setup
+	$(BIN)/jupyter lab nbs/
+
+bench: setup
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf _docs _proc

