@@ -5,15 +5,17 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 NBDEV_WORKERS ?= 2
 
-.PHONY: setup export site serve test test-fast test-slow sync nbtest pytest browser-test lab clean bench
+.PHONY: setup export site serve test sync nbtest pytest test-slow browser-test lab bench clean
 
+## Debian packages, .venv and the package with its dev extras (idempotent, fast when nothing changed).
 setup:
 	@bash tools/setup.sh
 
+## Write energy_transformer/ from the notebooks' `#| export` cells.
 export: setup
 	$(BIN)/nbdev-export
 
-## Render the tutorial site into _docs/ (Quarto when installed, pandoc otherwise).
+## Render the tutorial site into _docs/ (Quarto when installed, pandoc otherwise) and write README.md.
 site: export
 	$(PY) tools/build_site.py
 
@@ -23,13 +25,15 @@ serve: site
 ## The test command: package in sync with the notebooks, every notebook as tests, pytest.
 test: setup sync nbtest pytest
 
-sync:
+## The package is what the notebooks export, and the notebooks are clean (checked on a copy).
+sync: setup
 	$(PY) tools/check_sync.py
 
-nbtest:
+## Every notebook as tests; a failure names the notebook and the cell (`Cell #n`, counted from 1).
+nbtest: setup
 	$(BIN)/nbdev-test --n-workers $(NBDEV_WORKERS) --timing
 
-pytest:
+pytest: setup
 	$(BIN)/pytest -q tests/
 
 ## Also run the cells marked `#| slow` (full training runs, large sweeps).

@@ -269,14 +269,40 @@ def copy_mathjax(dest: Path):
         else: shutil.copy2(s, d)
 
 
-def process_notebooks(root: Path, nbs: Path, workers: int) -> Path:
-    "nbdev's processing of every notebook into _proc/ (cached by modification time, as nbdev does)."
+HINT_IMPORTS = ("nbdev runs each notebook's import, export and show_doc cells to render the API docs; a cell "
+                "that mixes imports with other code is run too, and fails without the cells before it: give the "
+                "imports a cell of their own.")
+
+
+def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int) -> tuple[Path, dict]:
+    """nbdev's processing of the notebooks into _proc/ (cached by modification time, as nbdev does).
+    Returns the folder and {page: error message} for the notebooks that nbdev could not process."""
     from nbdev.serve import proc_nbs
     if str(root) not in sys.path: sys.path.insert(0, str(root))
     try:
-        return Path(proc_nbs(str(nbs), n_workers=workers))
-    except Exception as e:  # nbdev names the notebook and cell; keep its message, drop the traceback
-        raise BuildError(f"nbdev could not process the notebooks:\n{e}") from None
+        return Path(proc_nbs(str(nbs), n_workers=workers)), {}
+    except Exception:
+        pass
+    errors = {}   # one notebook at a time, to name every one that fails and still render the others
+    for s in srcs:
+        if not s.endswith(".ipynb"): continue
+        try: proc_nbs(str(nbs), n_workers=0, file_glob=Path(s).name)
+        except Exception as e:  # nbdev's message names the notebook and the cell; the traceback adds nothing
+            msg = str(e)
+            if "import" in msg: msg += "\n" + HINT_IMPORTS
+            errors[s] = msg
+    return root / "_proc", errors
+
+
+def _raw_title(path: Path) -> str | None:
+    "The `# Title` opening a notebook's first markdown cell."
+    try: cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    except Exception: return None
+    for c in cells:
+        if c.get("cell_type") == "markdown":
+            line = _src(c.get("source")).strip().splitlines()[:1]
+            return line[0].lstrip("#").strip() if line and line[0].startswith("# ") else None
+    return None
 
 
 def build_with_quarto(root: Path, readme: bool):
@@ -304,7 +330,7 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     missing = [s for s in srcs if not (nbs / s).exists()]
     if missing: raise BuildError(f"_quarto.yml lists pages that do not exist in {nbs}: {', '.join(missing)}")
 
-    proc = process_notebooks(root, nbs, workers)
+    proc, errors = process_notebooks(root, nbs, srcs, workers)
     if out.exists(): shutil.rmtree(out)
     out.mkdir(parents=True)
     work = Path(tempfile.mkdtemp(prefix="build_site_"))
@@ -313,6 +339,11 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     pages = {}
     for s in srcs:
         p = proc / s
+        if s in errors:
+            name = nbpath2html(Path(Path(s).name)).name
+            pages[s] = {"src": None, "fmt": None, "front": {}, "html": (Path(s).parent / name).as_posix(),
+                        "title": _raw_title(nbs / s) or Path(name).stem}
+            continue
         if p.suffix == ".ipynb":
             front, nb = prepare_notebook(json.loads(p.read_text(encoding="utf-8")))
             src = work / s
@@ -352,6 +383,7 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     # 3. render each page
     for s in order:
         p = pages[s]
+        if s in errors: continue
         depth = len(Path(p["html"]).parts) - 1
         prefix = "../" * depth
         dest = out / p["html"]
@@ -379,10 +411,13 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
 
     # 4. README.md from the processed index notebook
     readme_path = None
-    if readme and readme_nb in pages: readme_path = write_readme(root, pages[readme_nb], pagemap, cfg, work)
+    if readme and readme_nb in pages and readme_nb not in errors: readme_path = write_readme(root, pages[readme_nb], pagemap, cfg, work)
     shutil.rmtree(work, ignore_errors=True)
     for s, w in warnings.items():
         for l in w: log(f"pandoc warning ({s}): {l}")
+    if errors:
+        raise BuildError(f"{len(errors)} of {len(order)} pages could not be built (the others are in {out}):\n"
+                         + "\n".join(f"--- {s}:\n{e}" for s, e in errors.items()))
     return {"pages": [pages[s]["html"] for s in order], "out": out, "readme": readme_path}
 
 
