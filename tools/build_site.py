@@ -308,8 +308,8 @@ def _raw_title(path: Path) -> str | None:
 def build_with_quarto(root: Path, readme: bool):
     bindir = Path(sys.executable).parent
     exe = lambda n: str(bindir / n) if (bindir / n).exists() else n
+    subprocess.run([exe("nbdev-docs")], cwd=root, check=True)   # also writes nbs/nbdev.yml, which nbdev-readme needs
     if readme: subprocess.run([exe("nbdev-readme")], cwd=root, check=True)
-    subprocess.run([exe("nbdev-docs")], cwd=root, check=True)
 
 
 def build(root: Path, out: Path | None = None, readme: bool = True, workers: int = 0) -> dict:
@@ -463,7 +463,7 @@ def main(argv=None):
     t0 = time.time()
     try:
         if shutil.which("quarto") and not a.force_pandoc:
-            log("Quarto found: nbdev-readme + nbdev-docs")
+            log("Quarto found: nbdev-docs + nbdev-readme")
             build_with_quarto(root, readme=not a.no_readme)
             out = root / "_docs"
             pages = sorted(p.relative_to(out).as_posix() for p in out.glob("*.html"))
@@ -474,6 +474,9 @@ def main(argv=None):
             res = build(root, readme=not a.no_readme, workers=a.workers)
     except BuildError as e:
         print(f"build_site: ERROR: {e}", file=sys.stderr)
+        return 1
+    except subprocess.CalledProcessError as e:
+        print(f"build_site: ERROR: {' '.join(map(str, e.cmd))} failed (exit {e.returncode})", file=sys.stderr)
         return 1
     out = res["out"].resolve()
     log(f"{len(res['pages'])} pages in {time.time() - t0:.1f} s: " + ", ".join(res["pages"]))
