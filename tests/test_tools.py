@@ -189,6 +189,27 @@ def test_readme_from_index(site):
     assert "<div" not in readme
 
 
+def test_build_fails_naming_missing_image_and_broken_notebook(tmp_path):
+    if not HAVE_PANDOC: pytest.skip("pandoc is not installed")
+    root = make_project(tmp_path)
+    nbp = root / "nbs" / "00_topic.ipynb"
+    nb = nbformat.read(nbp, as_version=4)
+    nb.cells.append(new_markdown_cell("![gone](images/not_there.png)"))
+    nbformat.write(nb, nbp)
+    r = subprocess.run([PY, str(TOOLS / "build_site.py"), "--root", str(root), "--force-pandoc"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert "00_topic.ipynb" in r.stderr and "nbs/images/not_there.png" in r.stderr
+    assert (root / "_docs" / "index.html").exists()                      # the other pages are still built
+    # a notebook that nbdev cannot process (a cell mixing an import with code that needs earlier cells)
+    nb.cells[-1] = new_code_cell("import math\nundefined_name + 1")
+    nbformat.write(nb, nbp)
+    r = subprocess.run([PY, str(TOOLS / "build_site.py"), "--root", str(root), "--force-pandoc"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert "--- 00_topic.ipynb:" in r.stderr and "NameError" in r.stderr and "own" in r.stderr
+
+
 def test_prepare_notebook_applies_quarto_cell_options():
     md_out = new_output("execute_result", data={"text/markdown": "### f\n\ndoc", "text/plain": "f"})
     img_out = new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"})

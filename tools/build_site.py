@@ -14,7 +14,7 @@ Usage: python tools/build_site.py [--root DIR] [--force-pandoc] [--no-readme] [-
 """
 from __future__ import annotations
 
-import argparse, fnmatch, html, json, os, shutil, subprocess, sys, tempfile, time
+import argparse, fnmatch, html, json, os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 import yaml
@@ -277,20 +277,30 @@ HINT_IMPORTS = ("nbdev runs each notebook's import, export and show_doc cells to
 def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int) -> tuple[Path, dict]:
     """nbdev's processing of the notebooks into _proc/ (cached by modification time, as nbdev does).
     Returns the folder and {page: error message} for the notebooks that nbdev could not process."""
+    import warnings
     from nbdev.serve import proc_nbs
     if str(root) not in sys.path: sys.path.insert(0, str(root))
-    try:
-        return Path(proc_nbs(str(nbs), n_workers=workers)), {}
-    except Exception:
-        pass
+    if workers > 0:
+        try: return Path(proc_nbs(str(nbs), n_workers=workers)), {}
+        except Exception: pass   # find out which notebooks fail, one at a time
     errors = {}   # one notebook at a time, to name every one that fails and still render the others
     for s in srcs:
         if not s.endswith(".ipynb"): continue
-        try: proc_nbs(str(nbs), n_workers=0, file_glob=Path(s).name)
-        except Exception as e:  # nbdev's message names the notebook and the cell; the traceback adds nothing
-            msg = str(e)
-            if "import" in msg: msg += "\n" + HINT_IMPORTS
-            errors[s] = msg
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try: proc_nbs(str(nbs), n_workers=0, file_glob=Path(s).name)
+            except Exception as e:  # nbdev's message names the notebook and the cell; the traceback adds nothing
+                msg = str(e)
+                if "import" in msg: msg += "\n" + HINT_IMPORTS
+                errors[s] = msg
+        for w in caught:
+            msg = str(w.message)
+            if "Found cells containing imports" in msg:
+                code = [l for l in msg.split("---", 1)[-1].strip("-\n ").splitlines() if l and not l.startswith("#|")]
+                log(f"note: {s}: a cell mixes imports with other code, so nbdev runs it while building the docs "
+                    f"(give the imports a cell of their own): {code[0] if code else ''!r} ...")
+            elif issubclass(w.category, (UserWarning, RuntimeWarning)):
+                log(f"nbdev warning: {s}: {msg.splitlines()[0] if msg else w.category.__name__}")
     return root / "_proc", errors
 
 
@@ -407,6 +417,11 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         for c in css: cmd += ["-V", f"css={prefix}{c}"]
         if site.get("page-navigation"): cmd += ["-V", "page-nav=" + page_nav_html(order, pages, s, prefix)]
         _, warn = run(cmd, cwd=dest.parent, what=f"pandoc on {s}")
+        missing = [m.group(1) for l in warn if (m := re.search(r"Could not fetch resource '?([^':]+?)'?:", l))]
+        if missing:   # pandoc would show the alt text instead: a broken figure must not pass unnoticed
+            errors[s] = "files referenced by the page do not exist: " + ", ".join(
+                str(Path(nbs.name) / Path(s).parent / m) for m in missing)
+        warn = [l for l in warn if "Could not fetch resource" not in l]
         if warn: warnings[s] = warn
 
     # 4. README.md from the processed index notebook
@@ -416,7 +431,7 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     for s, w in warnings.items():
         for l in w: log(f"pandoc warning ({s}): {l}")
     if errors:
-        raise BuildError(f"{len(errors)} of {len(order)} pages could not be built (the others are in {out}):\n"
+        raise BuildError(f"{len(errors)} of {len(order)} pages have problems (the site is in {out}):\n"
                          + "\n".join(f"--- {s}:\n{e}" for s, e in errors.items()))
     return {"pages": [pages[s]["html"] for s in order], "out": out, "readme": readme_path}
 
