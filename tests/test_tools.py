@@ -85,7 +85,7 @@ def make_project(root: Path) -> Path:
         new_markdown_cell("Intro with inline math $a+b$ and a [topic link](00_topic.ipynb).\n\n"
                           "## Usage\n\nRun `make site`, then `make test`."),
     ])
-    plot = new_code_cell("#| code-fold: true\nshow_a_plot()", execution_count=None)
+    plot = new_code_cell("#| code-fold: true\n#| fig-cap: A red box\nshow_a_plot()", execution_count=None)
     plot.outputs = [new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"})]
     topic = _nb([
         new_markdown_cell("# Topic\n\n> One page of the tiny project."),
@@ -163,6 +163,7 @@ def test_figures_and_images_are_files(site):
     figs = [s for s in srcs if s.endswith(".png")]
     assert figs and all(s.startswith("topic_files/") for s in figs)
     for s in srcs: assert (docs / s).is_file(), s
+    assert re.search(r'<figure>\s*<img\s+src="topic_files/[^"]+\.png"[^>]*>\s*<figcaption[^>]*>A red box</figcaption>', html)
 
 
 def test_code_fold_hidden_cells_echo_and_show_doc(site):
