@@ -126,6 +126,17 @@ def _code_cell(source: str, outputs: list, meta: dict) -> dict:
     return {"cell_type": "code", "metadata": meta, "execution_count": None, "source": source, "outputs": outputs}
 
 
+def _markdown_output(o: dict, asis: bool) -> str | None:
+    "The markdown that Quarto would splice into the page for output `o` (None: a regular output)."
+    data = o.get("data", {})
+    if o.get("output_type") in ("display_data", "execute_result"):
+        if any(k.startswith("image/") or k == "text/html" for k in data): return None
+        if "text/markdown" in data: return _src(data["text/markdown"])
+        if asis and "text/plain" in data: return _src(data["text/plain"])
+    if asis and o.get("output_type") == "stream" and o.get("name") == "stdout": return _src(o.get("text"))
+    return None
+
+
 def prepare_notebook(nb: dict) -> tuple[dict, dict]:
     """Apply Quarto's cell options to a processed notebook so that pandoc's ipynb reader renders what Quarto
     would: returns (frontmatter, notebook). `include: false` drops a cell; `output: false` its outputs;
@@ -152,35 +163,19 @@ def prepare_notebook(nb: dict) -> tuple[dict, dict]:
             if k in opts: meta[k] = str(opts[k]).lower() if isinstance(opts[k], bool) else str(opts[k])
         outputs = [] if opts.get("output") is False else list(cell.get("outputs", []))
         asis = opts.get("output") == "asis"
-        pending, first = [], True
-
-        def flush(force=False):
-            nonlocal pending, first
-            if pending or (first and force):
-                m = dict(meta) if first else {**meta, "echo": "false"}
-                cells.append(_code_cell(code if first else "", pending, m))
-                if first and meta.get("echo") == "false" and not pending: cells.pop()
-                first, pending = False, []
-
+        # split the outputs at each markdown output: [outputs, markdown, outputs, markdown, ..., outputs]
+        segments, run_ = [], []
         for o in outputs:
-            o = {k: v for k, v in o.items() if k != "execution_count"} | (
-                {"execution_count": None} if o.get("output_type") == "execute_result" else {})
-            data = o.get("data", {})
-            md = None
-            if o.get("output_type") in ("display_data", "execute_result"):
-                has_rich = any(k.startswith("image/") or k == "text/html" for k in data)
-                if "text/markdown" in data and not has_rich: md = _src(data["text/markdown"])
-                elif asis and "text/plain" in data and not has_rich: md = _src(data["text/plain"])
-            elif asis and o.get("output_type") == "stream" and o.get("name") == "stdout":
-                md = _src(o.get("text"))
-            if md is None:
-                pending.append(o); continue
-            if first and meta.get("echo") != "false": flush(force=True)
-            elif first: first = False
-            else: flush()
-            cells.append(_md_cell(md))
-        if first: flush(force=True)
-        else: flush()
+            o = {k: v for k, v in o.items() if k != "execution_count"}
+            if o.get("output_type") == "execute_result": o["execution_count"] = None
+            md = _markdown_output(o, asis)
+            if md is None: run_.append(o)
+            else: segments += [run_, md]; run_ = []
+        segments.append(run_)
+        for i, seg in enumerate(segments):
+            if isinstance(seg, str): cells.append(_md_cell(seg))
+            elif i == 0 and meta.get("echo") != "false": cells.append(_code_cell(code, seg, meta))
+            elif seg: cells.append(_code_cell("", seg, {**meta, "echo": "false"}))   # outputs only
     nb = {**nb, "cells": cells}
     return front, nb
 
