@@ -29,7 +29,7 @@ RAW_TEXT = [(":::", "a fenced-div marker ':::'"), ("$$", "raw display math '$$'"
             ("\\(", "raw inline math '\\('"), ("\\[", "raw display math '\\['"),
             ("\\begin{", "a raw LaTeX environment '\\begin{'"), ("\\frac", "raw TeX '\\frac'")]
 RE_DOLLAR_TEX = re.compile(r"\$\s*\\[A-Za-z]+")          # "$\alpha" : dollar math that was never parsed
-MAX_SHOT_H = 16000
+MAX_SHOT_H = 30000
 
 # Visible text outside code, as the reader sees it (no <pre>/<code>/<script>, no hidden elements).
 JS_TEXT = r"""
