@@ -25,10 +25,10 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, descend
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FORMAT', 'Patcher', 'mask_count', 'make_masks', 'random_masks', 'ImageETConfig', 'ImageTrajectory',
-           'ImageEnergyTransformer', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse',
-           'named_leaves', 'save_checkpoint', 'read_checkpoint', 'fill_tree', 'load_checkpoint', 'checkpoint_path',
-           'load_pretrained']
+__all__ = ['CHECKPOINT_FORMAT', 'Patcher', 'mask_count', 'make_masks', 'random_masks', 'ImageETConfig', 'sincos_2d',
+           'ImageTrajectory', 'ImageEnergyTransformer', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill',
+           'baseline_mse', 'named_leaves', 'save_checkpoint', 'read_checkpoint', 'fill_tree', 'load_checkpoint',
+           'checkpoint_path', 'load_pretrained']
 
 # %% ../nbs/02_image_inpainting.ipynb #3688499b
 @dataclass(frozen=True)
@@ -131,6 +131,7 @@ class ImageETConfig:
     et: ETConfig = ETConfig(D=128, H=4, Y=32, M=512)  # the energy's configuration
     alpha: float = 0.1  # descent step size (initial value of the model's traced `alpha`)
     T: int = 12  # descent steps (static)
+    normalize: bool = False  # work relative to the mean of each image's visible pixels (per channel)
 
     def __post_init__(self):
         object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
@@ -154,7 +155,7 @@ class ImageETConfig:
     def from_dict(cls, d: dict) -> "ImageETConfig":
         "Inverse of `to_dict`; unknown keys are an error."
         d = dict(d); et = d.pop("et", {})
-        known = {"image_shape", "patch_size", "alpha", "T"}
+        known = {"image_shape", "patch_size", "alpha", "T", "normalize"}
         if set(d) - known: raise ValueError(f"unknown ImageETConfig keys {sorted(set(d) - known)}")
         return cls(et=ETConfig(**et), **d)
 
@@ -173,7 +174,19 @@ class ImageETConfig:
         "Natural RGB crops 32x32, p=4 (64 patches), medium energy, alpha 0.1, T=12."
         return cls(**{**dict(image_shape=(3, 32, 32), patch_size=4, et=ETConfig.medium()), **kw})
 
-# %% ../nbs/02_image_inpainting.ipynb #4e7f594c
+# %% ../nbs/02_image_inpainting.ipynb #dd12ae3f
+def sincos_2d(grid: tuple[int, int],  # (rows, columns) of the patch grid
+              D: int,  # embedding dimension, a multiple of 4
+              ) -> Float[Array, "N D"]:
+    "2-D sine-cosine position code (half the dimensions for rows, half for columns), one row per patch."
+    if D % 4: raise ValueError(f"D must be a multiple of 4 for a 2-D sine-cosine code, got {D}")
+    h, w = grid
+    omega = 1.0 / 10_000 ** (np.arange(D // 4) / (D // 4))
+    rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+    code = lambda pos: np.concatenate([np.sin(np.outer(pos.ravel(), omega)), np.cos(np.outer(pos.ravel(), omega))], 1)
+    return jnp.asarray(np.concatenate([code(rows), code(cols)], 1), jnp.float32)
+
+
 class ImageTrajectory(eqx.Module):
     "Subsampled record of one image's descent: energies per recorded step and optionally decoded images."
     step: Int[Array, "S"]  # descent step of each record
@@ -204,11 +217,13 @@ class ImageEnergyTransformer(eqx.Module):
         self.Benc = jnp.zeros(D)
         self.cls_token = 0.02 * jax.random.normal(kc, (D,))
         self.mask_token = 0.02 * jax.random.normal(km, (D,))
-        self.pos = 0.02 * jax.random.normal(kp, (N + 1, D))
+        # learned, initialised with a 2-D sine-cosine code so that attention can use positions from the start
+        pos = sincos_2d(config.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
+        self.pos = jnp.concatenate([jnp.zeros((1, D), jnp.float32), pos])
         self.et = EnergyTransformer(config.et, key=kt)
         self.lnorm = EnergyLayerNorm(D)
         self.Wdec = 0.1 * jax.random.normal(kd, (D, Z)) / math.sqrt(D)  # small: start near mid-grey
-        self.Bdec = jnp.full(Z, 0.5, jnp.float32)  # mid-grey: pixels live in [0, 1]
+        self.Bdec = jnp.full(Z, 0.0 if config.normalize else 0.5, jnp.float32)  # start at mid-grey / the mean
         self.alpha = jnp.asarray(config.alpha, jnp.float32)
         self.config = config
 
@@ -225,6 +240,17 @@ class ImageEnergyTransformer(eqx.Module):
         "Patch pixels from token states: drop CLS, layer-norm once, linear decoder."
         return jax.vmap(self.lnorm)(x[1:]) @ self.Wdec + self.Bdec
 
+    def visible_stats(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> tuple[Float[Array, "Z"], Float[Array, "Z"]]:
+        "Offset and scale of the pixels: per-channel mean of the visible pixels with `normalize` (else 0), and 1."
+        Z = self.config.Z
+        if not self.config.normalize: return jnp.zeros(Z), jnp.ones(Z)
+        C = self.config.image_shape[0]
+        t = tokens.reshape(tokens.shape[0], C, -1)
+        w = jnp.broadcast_to((~mask)[:, None, None], t.shape).astype(t.dtype)
+        n = w.sum((0, 2))
+        mu = jnp.where(n > 0, (t * w).sum((0, 2)) / jnp.maximum(n, 1), 0.5)
+        return jnp.repeat(mu, Z // C), jnp.ones(Z)
+
     def _check(self, tokens, mask):
         N, Z = self.config.N, self.config.Z
         if tuple(mask.shape) != (N,): raise ValueError(f"mask must have shape ({N},), got {tuple(mask.shape)}")
@@ -239,9 +265,10 @@ class ImageEnergyTransformer(eqx.Module):
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
         self._check(tokens, mask)
-        x, _ = descend(self.et, self.lnorm, self.encode(tokens, mask), alpha=self.alpha,
+        mu, sd = self.visible_stats(tokens, mask)
+        x, _ = descend(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha,
                        T=self.config.T if T is None else T, record=False, remat=remat, autograd=autograd)
-        return self.decode(x)
+        return self.decode(x) * sd + mu
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token
@@ -257,11 +284,12 @@ class ImageEnergyTransformer(eqx.Module):
         tokens = pt.tokenify(image)
         self._check(tokens, mask)
         T = self.config.T if T is None else T
-        x, tr = descend(self.et, self.lnorm, self.encode(tokens, mask), alpha=self.alpha, T=T,
+        mu, sd = self.visible_stats(tokens, mask)
+        x, tr = descend(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha, T=T,
                         record=record, every=every, keep_states=record and keep_images)
-        out = pt.untokenify(self.decode(x))
+        out = pt.untokenify(self.decode(x) * sd + mu)
         if not record: return out, None
-        images = None if tr.x is None else jax.vmap(lambda s: pt.untokenify(self.decode(s)))(tr.x)
+        images = None if tr.x is None else jax.vmap(lambda s: pt.untokenify(self.decode(s) * sd + mu))(tr.x)
         return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, images=images)
 
 # %% ../nbs/02_image_inpainting.ipynb #614ecbd6

@@ -32,9 +32,9 @@ from .image import (ImageEnergyTransformer, ImageETConfig, baseline_mse, fill_tr
 # %% auto #0
 __all__ = ['PRESETS', 'FROZEN', 'TrainConfig', 'preset', 'trainable', 'make_schedule', 'make_optimizer', 'masked_loss',
            'make_mesh', 'replicate', 'shard_batch', 'make_train_step', 'predict_images', 'eval_set', 'evaluate',
-           'baselines', 'train', 'load_train_state', 'et_train']
+           'baselines', 'train', 'load_train_state', 'et_train', 'plot_log', 'show_inpainting', 'benchmark_step']
 
-# %% ../nbs/03_training.ipynb #eacfe2de
+# %% ../nbs/03_training.ipynb #79ce5bee
 @dataclass(frozen=True)
 class TrainConfig:
     "Data, optimizer, masking and evaluation settings of a training run (JSON round-trips)."
@@ -75,14 +75,16 @@ class TrainConfig:
         if unknown: raise ValueError(f"unknown TrainConfig keys {sorted(unknown)}")
         return cls(**d)
 
-# %% ../nbs/03_training.ipynb #9979ca29
+# %% ../nbs/03_training.ipynb #bbd93499
 PRESETS: dict[str, tuple[ImageETConfig, TrainConfig]] = {
     # seconds on a laptop CPU: tests and the demo run below
     "tiny": (ImageETConfig.tiny(), TrainConfig(data="fashion_mnist", steps=60, batch_size=32, lr=3e-3,
                                                eval_every=30, eval_size=64, final_eval_size=128, log_every=5)),
     # the shipped checkpoints (about 25 minutes each on 2 CPU cores)
-    "fashion_mnist": (ImageETConfig.fashion_mnist(), TrainConfig(data="fashion_mnist", steps=2400)),
-    "natural": (ImageETConfig.natural(), TrainConfig(data="natural", steps=2400)),
+    "fashion_mnist": (ImageETConfig.fashion_mnist(), TrainConfig(data="fashion_mnist", steps=2000, batch_size=32,
+                                                                 lr=2e-3)),
+    "natural": (ImageETConfig.natural(et=ETConfig(D=64, H=4, Y=16, M=256), T=8),
+                TrainConfig(data="natural", steps=9000, batch_size=32, lr=3e-3, eval_every=500)),
 }
 
 
@@ -97,7 +99,7 @@ def preset(name: str,  # a key of `PRESETS`
     if unknown: raise ValueError(f"unknown overrides {sorted(unknown)}")
     return replace(mc, **mkw), replace(tc, **overrides)
 
-# %% ../nbs/03_training.ipynb #a53e5c4d
+# %% ../nbs/03_training.ipynb #03310404
 FROZEN = ("alpha", "beta")  # array fields kept fixed in training (by field name)
 
 
@@ -129,7 +131,7 @@ def make_optimizer(tc: TrainConfig) -> optax.GradientTransformation:
                        optax.adamw(make_schedule(tc), b1=tc.b1, b2=tc.b2, weight_decay=tc.weight_decay,
                                    mask=_decay_mask))
 
-# %% ../nbs/03_training.ipynb #a547d7fe
+# %% ../nbs/03_training.ipynb #fffe0f9a
 def masked_loss(params: eqx.Module,  # trainable arrays (see `trainable`)
                 static: eqx.Module,  # the rest of the model
                 images: Float[Array, "B C Hpx Wpx"],  # a batch
@@ -147,7 +149,7 @@ def masked_loss(params: eqx.Module,  # trainable arrays (see `trainable`)
     pred = jax.vmap(partial(model.predict_tokens, **dict(descend_kw)))(tokens, masked)
     return masked_mse(pred, tokens, chosen).mean()
 
-# %% ../nbs/03_training.ipynb #a3c9f4b0
+# %% ../nbs/03_training.ipynb #16308099
 def make_mesh(devices=None) -> Mesh:
     "One-axis mesh named 'batch' over `devices` (default: all)."
     return Mesh(np.asarray(devices if devices is not None else jax.devices()), ("batch",))
@@ -212,7 +214,7 @@ def baselines(images: np.ndarray, mask: np.ndarray, patcher) -> dict:
     return {k: {"mse": float(v.mean()), "psnr": float(psnr(v).mean())}
             for k, v in baseline_mse(images, mask, patcher).items()}
 
-# %% ../nbs/03_training.ipynb #6f556ed8
+# %% ../nbs/03_training.ipynb #9d129519
 def _load_data(name: str):
     from energy_transformer.data import load_images
     return load_images(name, "train"), load_images(name, "test")
@@ -332,7 +334,7 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
     save()
     return eqx.combine(params, static), log
 
-# %% ../nbs/03_training.ipynb #b25a5c25
+# %% ../nbs/03_training.ipynb #cbaacb37
 def load_train_state(path: str | os.PathLike, tc: TrainConfig, template: eqx.Module | None = None):
     "(model, opt_state, step) from a checkpoint written by `train`, for resuming by hand."
     from energy_transformer.image import load_checkpoint
@@ -341,7 +343,7 @@ def load_train_state(path: str | os.PathLike, tc: TrainConfig, template: eqx.Mod
     params, _ = eqx.partition(model, trainable(model))
     return model, fill_tree(make_optimizer(tc).init(params), arrays, "opt/", path), int(header["step"])
 
-# %% ../nbs/03_training.ipynb #1b02b500
+# %% ../nbs/03_training.ipynb #5723542a
 @call_parse
 def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
              out: str = ".",  # output folder
@@ -370,3 +372,83 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
     print(f"wrote {Path(out) / (stem + '.npz')} and {stem}.json: {f['step']} steps in {log['wall_time_s']:.0f} s; "
           f"test masked MSE {f['model']['mse']:.5f} (mean fill {f['mean_fill']['mse']:.5f}, "
           f"biharmonic {f['biharmonic']['mse']:.5f})")
+
+# %% ../nbs/03_training.ipynb #3fae8dca
+def plot_log(log: dict,  # a training log (`train`'s return value or its JSON file)
+             axs=None,  # two matplotlib axes (default: a new figure)
+             title: str | None = None,
+             ):
+    "Training loss and test masked MSE against steps, with the two baselines as horizontal lines."
+    import matplotlib.pyplot as plt
+    if axs is None: _, axs = plt.subplots(1, 2, figsize=(9, 3.2))
+    h, ev = log["history"], log["evals"]
+    axs[0].plot([r["step"] for r in h], [r["loss"] for r in h], lw=1)
+    axs[0].set(xlabel="step", ylabel="training loss (chosen patches)", yscale="log")
+    axs[1].plot([r["step"] for r in ev], [r["mse"] for r in ev], "o-", ms=3, label="Energy Transformer")
+    colors = {"mean_fill": "tab:gray", "biharmonic": "tab:red"}
+    for k, v in log["eval_baselines"].items():
+        axs[1].axhline(v["mse"], ls="--", color=colors.get(k), label=k.replace("_", " "))
+    axs[1].set(xlabel="step", ylabel="test masked-patch MSE", yscale="log")
+    axs[1].legend(fontsize=8)
+    if title: axs[0].figure.suptitle(title)
+    axs[0].figure.tight_layout()
+    return axs[0].figure
+
+
+def show_inpainting(model: eqx.Module,  # an image model
+                    images: np.ndarray,  # n x C x Hpx x Wpx
+                    mask: np.ndarray,  # n x N, True = hidden
+                    title: str | None = None,
+                    ):
+    "Rows: masked input, the model's fill, biharmonic fill, original; hidden patches shown in grey."
+    import matplotlib.pyplot as plt
+    from energy_transformer.image import biharmonic_fill
+    pt = model.patcher
+    pm = pt.pixel_mask(np.asarray(mask))
+    recon = predict_images(model, images, mask)
+    recon = np.where(pm[:, None], np.clip(recon, 0, 1), images)  # keep the visible pixels as they are
+    bih = np.stack([biharmonic_fill(im, m) for im, m in zip(images, pm)])
+    rows = {"masked": np.where(pm[:, None], 0.5, images), "Energy Transformer": recon, "biharmonic": bih,
+            "original": images}
+    n = len(images)
+    fig, axs = plt.subplots(len(rows), n, figsize=(1.1 * n, 1.2 * len(rows)), squeeze=False)
+    for r, (name, ims) in enumerate(rows.items()):
+        for c in range(n):
+            im = np.clip(ims[c], 0, 1).transpose(1, 2, 0)
+            axs[r, c].imshow(im[..., 0] if im.shape[-1] == 1 else im, cmap="gray", vmin=0, vmax=1)
+            axs[r, c].set_xticks([]); axs[r, c].set_yticks([])
+        axs[r, 0].set_ylabel(name, fontsize=8)
+    if title: fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+# %% ../nbs/03_training.ipynb #d1661d1f
+def benchmark_step(mc: ImageETConfig,  # model configuration (its `T` unless `T` is given)
+                   batch_size: int = 64,
+                   *, autograd: bool = False,  # energy gradient by autodiff (second-order when trained)
+                   remat: bool = True,  # checkpointed descent
+                   T: int | None = None,  # descent steps
+                   iters: int = 3,  # timed steps (0: compile only)
+                   ) -> dict:
+    "Compiled temporary memory and images/s of one training step (one run; for ratios, not absolutes)."
+    mc = replace(mc, T=T) if T is not None else mc
+    model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
+    tc = TrainConfig(batch_size=batch_size)
+    opt = make_optimizer(tc)
+    params, static = eqx.partition(model, trainable(model))
+    opt_state = opt.init(params)
+    n_chosen = mask_count(mc.N, tc.mask_ratio); n_keep = int(math.floor(tc.keep * n_chosen + 0.5))
+    step = make_train_step(opt, n_chosen, n_keep, descend_kw=(("remat", remat), ("autograd", autograd)))
+    images = jnp.asarray(np.random.default_rng(0).random((batch_size, *mc.image_shape), dtype=np.float32))
+    key = jax.random.PRNGKey(1)
+    t0 = time.time()
+    compiled = step.lower(params, static, opt_state, images, key).compile()
+    out = dict(T=mc.T, autograd=autograd, remat=remat, batch_size=batch_size, compile_s=time.time() - t0,
+               temp_bytes=int(compiled.compiled.memory_analysis().temp_size_in_bytes))
+    if iters:
+        jax.block_until_ready(compiled(params, static, opt_state, images, key))
+        t0 = time.time()
+        for _ in range(iters): r = compiled(params, static, opt_state, images, key)
+        jax.block_until_ready(r)
+        out["images_per_s"] = batch_size * iters / (time.time() - t0)
+    return out
