@@ -40,7 +40,7 @@ from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig
 FULL = dict(
     roof_sizes=(2048, 4096), roof_repeats=5,
     descent=(("medium", 64, 65), ("full", 8, 197)), descent_T=12, repeats=5,
-    train_image="fashion_mnist", train_batch=64, train_T=12, train_Ts=(12, 24, 48), train_repeats=5,
+    train_image="fashion_mnist", train_batch=64, train_T=12, train_Ts=(12, 24, 48), train_repeats=5, train_all=True,
     attn_Ns=(256, 1024, 4096), attn_T=3, attn_repeats=5,
     dense=dict(B=100, K=1024, D=1024, sweeps=2, beta=0.05, flip=0.2), dense_repeats=5,
     quality_n=None,  # recompute on as many test images as the shipped log's final evaluation
@@ -48,7 +48,7 @@ FULL = dict(
 QUICK = dict(
     roof_sizes=(256,), roof_repeats=3,
     descent=(("small", 4, 17),), descent_T=2, repeats=3,
-    train_image="tiny", train_batch=4, train_T=2, train_Ts=(2, 3), train_repeats=2,
+    train_image="tiny", train_batch=4, train_T=2, train_Ts=(2, 3), train_repeats=2, train_all=False,
     attn_Ns=(64, 128), attn_T=1, attn_repeats=2,
     dense=dict(B=8, K=64, D=64, sweeps=1, beta=0.2, flip=0.1), dense_repeats=2,
     quality_n=32,
@@ -158,6 +158,45 @@ def _model(c: ETConfig, seed: int = 0):
     return et, EnergyLayerNorm(c.D)
 
 
+def bench_breakdown(c: ETConfig, B: int, N: int, repeats: int) -> dict:
+    """Where the time of one closed-form softmax step goes: each part compiled and timed alone, with its share
+    of the FLOPs of `step_flops` and its GFLOP/s. The attention parts re-state core's contractions."""
+    et, ln = _model(c)
+    x = jax.random.normal(jax.random.PRNGKey(1), (B, N, c.D), jnp.float32)
+    lnb = jax.vmap(jax.vmap(ln))
+    g = jax.jit(lnb)(x)
+    W = jnp.concatenate([et.Wq, et.Wk], -1)  # (H, D, 2Y)
+    allowed = jnp.asarray(~np.eye(N, dtype=bool)) if c.exclude_self else jnp.ones((N, N), bool)
+    QK = jnp.einsum("bnd,hdz->bhnz", g, W)
+    Q, K = QK[..., :c.Y], QK[..., c.Y:]
+
+    def softmax(Q, K):
+        S = jnp.where(allowed, et.beta * jnp.einsum("bhcy,bhky->bhck", Q, K), -jnp.inf)
+        e = jnp.exp(S - jax.lax.stop_gradient(S.max(-1, keepdims=True)))
+        return e / e.sum(-1, keepdims=True)
+    P = jax.jit(softmax)(Q, K)
+    dQK = jnp.concatenate([jnp.einsum("bhck,bhky->bhcy", P, K), jnp.einsum("bhck,bhcy->bhky", P, Q)], -1)
+    fl = step_flops(c, N)
+    parts = dict(
+        layer_norm=(lnb, (x,), fl["layer_norm"]),
+        projections=(lambda g, W: jnp.einsum("bnd,hdz->bhnz", g, W), (g, W), fl["projections"]),
+        scores_softmax=(softmax, (Q, K), fl["scores"] + fl["softmax"]),
+        weighted_sums=(lambda P, Q, K: (jnp.einsum("bhck,bhky->bhcy", P, K), jnp.einsum("bhck,bhcy->bhky", P, Q)),
+                       (P, Q, K), fl["weighted_sums"]),
+        back_projection=(lambda d, W: jnp.einsum("bhnz,hdz->bnd", d, W), (dQK, W), fl["back_projection"]),
+        hopfield=(jax.vmap(et.hn_grad), (g,), fl["hopfield"]),
+        attention_grad=(jax.vmap(et.attn_grad), (g,), fl["projections"] + fl["scores"] + fl["softmax"]
+                        + fl["weighted_sums"] + fl["back_projection"]),
+    )
+    out = {}
+    for name, (f, args, flops) in parts.items():
+        t = timeit(jax.jit(f), *args, repeats=repeats)
+        out[name] = dict(s=t["median_s"], flops=B * flops, gflops=B * flops / t["median_s"] / 1e9)
+    out["sum_of_parts_s"] = sum(out[k]["s"] for k in ("layer_norm", "projections", "scores_softmax", "weighted_sums",
+                                                      "back_projection", "hopfield"))
+    return out
+
+
 def bench_descent(s: dict, roof: float) -> dict:
     "Time per batched descent step (T steps per call / T), closed form and autograd, against the FLOP count."
     rows = []
@@ -180,7 +219,9 @@ def bench_descent(s: dict, roof: float) -> dict:
         row["autograd_over_closed_form"] = row["autograd"]["step_s"] / row["closed_form"]["step_s"]
         row["load"] = load()
         rows.append(row)
-    return dict(rows=rows, roof_gflops=roof)
+    name, B, N = s["descent"][-1]
+    return dict(rows=rows, roof_gflops=roof, breakdown=dict(preset=name, batch=B, N=N,
+                **bench_breakdown(preset_config(name), B, N, s["repeats"])))
 
 
 # ------------------------------------------------------------------------------------- 3. training step
@@ -208,8 +249,10 @@ def bench_training(s: dict) -> dict:
     "Naive path (autograd of autograd, no remat) vs the project's path (closed form + remat): time, memory, T."
     B, T0 = s["train_batch"], s["train_T"]
     paths = dict(naive=dict(autograd=True, remat=False), project=dict(autograd=False, remat=True))
+    # the other two corners of (gradient, checkpointing), to tell the two effects apart
+    corners = dict(closed_form_no_remat=dict(autograd=False, remat=False), autograd_remat=dict(autograd=True, remat=True))
     out = dict(image_preset=s["train_image"], batch=B, T=T0)
-    for name, kw in paths.items():
+    for name, kw in ({**paths, **corners} if s["train_all"] else paths).items():
         comp, args, ct, mc = _train_step_parts(s["train_image"], B, T0, **kw)
         t = timeit(comp, *args, repeats=s["train_repeats"])
         out[name] = dict(**kw, compile_s=ct, step_s=t["median_s"], images_per_s=B / t["median_s"], **memory(comp), **t)
@@ -220,13 +263,14 @@ def bench_training(s: dict) -> dict:
     for T in s["train_Ts"]:
         row = dict(T=T)
         for name, kw in paths.items():
+            if name == "naive" and not s["train_all"]: continue
             if T == T0: row[name + "_temp_bytes"] = out[name]["temp_bytes"]; continue  # compiled above
             comp, *_ = _train_step_parts(s["train_image"], B, T, **kw)
             row[name + "_temp_bytes"] = memory(comp)["temp_bytes"]
         mem_T.append(row)
     out["memory_vs_T"] = mem_T
     out["project_flatness"] = mem_T[-1]["project_temp_bytes"] / mem_T[0]["project_temp_bytes"]
-    out["naive_growth"] = mem_T[-1]["naive_temp_bytes"] / mem_T[0]["naive_temp_bytes"]
+    if s["train_all"]: out["naive_growth"] = mem_T[-1]["naive_temp_bytes"] / mem_T[0]["naive_temp_bytes"]
     out["load"] = load()
     return out
 
@@ -320,7 +364,8 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
 
 
 # ------------------------------------------------------------------------------------------- reporting
-def _mib(b): return f"{b / 2**20:.1f} MiB"
+def _mib(b): return f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 2**10:.0f} KiB"
+def _ms(t): return f"{t * 1e3:.3g} ms"
 def _yes(ok): return "yes" if ok else "**no**"
 
 
@@ -348,11 +393,14 @@ def table(r: dict) -> list[list[str]]:
     rows.append([f"training step ({tag}): naive / project temp memory",
                  f"{t['temp_memory_ratio']:.1f}x ({_mib(t['naive']['temp_bytes'])} vs {_mib(t['project']['temp_bytes'])})",
                  f">= {GOALS['train_memory']}x", _yes(t["temp_memory_ratio"] >= GOALS["train_memory"])])
+    if "autograd_remat" in t: rows.append([f"training step ({tag}): the other two paths", "; ".join(
+        f"{lab} {t[k]['step_s'] * 1e3:.0f} ms, temp {_mib(t[k]['temp_bytes'])}" for k, lab in
+        (("closed_form_no_remat", "closed form without remat"), ("autograd_remat", "autograd with remat"))), "", ""])
     mt = t["memory_vs_T"]
     rows.append(["training temp memory vs T, project path: " + ", ".join(f"T = {m['T']}" for m in mt),
                  ", ".join(_mib(m["project_temp_bytes"]) for m in mt) + f" ({t['project_flatness']:.2f}x over the range)",
                  f"flat (<= {GOALS['flat_in_T']}x)", _yes(t["project_flatness"] <= GOALS["flat_in_T"])])
-    rows.append(["training temp memory vs T, naive path (for contrast)",
+    if "naive_growth" in t: rows.append(["training temp memory vs T, naive path (for contrast)",
                  ", ".join(_mib(m["naive_temp_bytes"]) for m in mt) + f" ({t['naive_growth']:.2f}x)", "", ""])
     last = r["attention"]["rows"][-1]["N"]
     for a in r["attention"]["rows"]:
@@ -362,12 +410,12 @@ def table(r: dict) -> list[list[str]]:
                      f">= {GOALS['taylor_speedup']}x" if goal else "", _yes(a["taylor_speedup"] >= GOALS["taylor_speedup"]) if goal else ""])
     d = r["dense"]
     rows.append([f"dense exponential recall, {d['B']} queries x {d['K']} patterns x {d['D']} bits, {d['sweeps']} async sweeps",
-                 f"{d['time_s'] * 1e3:.0f} ms, peak {_mib(d['peak_bytes'])} (temp {_mib(d['temp_bytes'])}), "
+                 f"{_ms(d['time_s'])}, peak {_mib(d['peak_bytes'])} (temp {_mib(d['temp_bytes'])}), "
                  f"exact recall {d['exact_recall']:.0%}", "", ""])
     for q in r["quality"]["rows"]:
         rows.append([f"inpainting {q['checkpoint']}: masked MSE at {q['mask_ratio']:.0%} masking ({q['n_images']} test images)",
                      f"ET {q['model_mse']:.4f} ({q['model_psnr']:.1f} dB); biharmonic {q['biharmonic_mse']:.4f}; "
-                     f"mean fill {q['mean_fill_mse']:.4f}", "below biharmonic", _yes(q["model_mse"] < q["biharmonic_mse"])])
+                     f"mean fill {q['mean_fill_mse']:.4f}", "", ""])
     if not r["quality"]["rows"]:
         rows.append(["inpainting masked MSE at 50% masking", "no shipped checkpoint logs found", "", ""])
     return rows
@@ -425,6 +473,8 @@ def main(argv=None):
         log("descent"); r["descent"] = bench_descent(s, r["roof"]["roof_gflops"])
         for d in r["descent"]["rows"]:
             log(f"  {d['preset']}: {d['closed_form']['gflops']:.0f} GFLOP/s ({d['roof_fraction']:.0%}), autograd {d['autograd_over_closed_form']:.2f}x")
+        for k, v in r["descent"]["breakdown"].items():
+            if isinstance(v, dict): log(f"    {k:16s} {v['s'] * 1e3:8.3f} ms {v['gflops']:7.1f} GFLOP/s")
     if "training" in only:
         log("training"); r["training"] = bench_training(s)
         log(f"  speedup {r['training']['speedup']:.2f}x, memory {r['training']['temp_memory_ratio']:.1f}x, flat {r['training']['project_flatness']:.2f}x")
