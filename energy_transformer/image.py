@@ -88,7 +88,7 @@ class Patcher:
         m = rearrange(mask, "... (h w) -> ... h w", h=h, w=w)
         return m.repeat(self.p, axis=-2).repeat(self.p, axis=-1)
 
-# %% ../nbs/02_image_inpainting.ipynb #466df74c
+# %% ../nbs/02_image_inpainting.ipynb #070151a5
 def mask_count(N: int,  # number of patches
                ratio: float,  # fraction of patches to choose, in (0, 1]
                ) -> int:
@@ -122,7 +122,7 @@ def random_masks(key: PRNGKeyArray,  # random key for the batch
     n_keep = min(n_chosen - 1, int(math.floor(keep * n_chosen + 0.5)))
     return jax.vmap(make_masks, in_axes=(0, None, None, None))(jax.random.split(key, B), N, n_chosen, n_keep)
 
-# %% ../nbs/02_image_inpainting.ipynb #d1290504
+# %% ../nbs/02_image_inpainting.ipynb #b13440e4
 @dataclass(frozen=True)
 class ImageETConfig:
     "Shapes and descent settings of an `ImageEnergyTransformer`; JSON round-trips with `to_dict`/`from_dict`."
@@ -174,7 +174,7 @@ class ImageETConfig:
         "Natural RGB crops 32x32, p=4 (64 patches), medium energy, alpha 0.1, T=12."
         return cls(**{**dict(image_shape=(3, 32, 32), patch_size=4, et=ETConfig.medium()), **kw})
 
-# %% ../nbs/02_image_inpainting.ipynb #dd12ae3f
+# %% ../nbs/02_image_inpainting.ipynb #1903e649
 def sincos_2d(grid: tuple[int, int],  # (rows, columns) of the patch grid
               D: int,  # embedding dimension, a multiple of 4
               ) -> Float[Array, "N D"]:
@@ -292,7 +292,7 @@ class ImageEnergyTransformer(eqx.Module):
         images = None if tr.x is None else jax.vmap(lambda s: pt.untokenify(self.decode(s) * sd + mu))(tr.x)
         return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, images=images)
 
-# %% ../nbs/02_image_inpainting.ipynb #614ecbd6
+# %% ../nbs/02_image_inpainting.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
                target: Float[Array, "*B N Z"],  # true patch pixels
                chosen: Bool[Array, "*B N"],  # patches that count
@@ -351,7 +351,7 @@ def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
         out[name] = masked_mse(patcher.tokenify(filled), target, mask)
     return out
 
-# %% ../nbs/02_image_inpainting.ipynb #806a16e8
+# %% ../nbs/02_image_inpainting.ipynb #aad2b4d7
 CHECKPOINT_FORMAT = "energy_transformer.checkpoint/1"
 
 

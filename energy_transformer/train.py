@@ -7,6 +7,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/training.html.md""
 # %% ../nbs/03_training.ipynb #ca8fae2a
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -83,8 +84,8 @@ PRESETS: dict[str, tuple[ImageETConfig, TrainConfig]] = {
     # the shipped checkpoints (about 25 minutes each on 2 CPU cores)
     "fashion_mnist": (ImageETConfig.fashion_mnist(), TrainConfig(data="fashion_mnist", steps=2000, batch_size=32,
                                                                  lr=2e-3)),
-    "natural": (ImageETConfig.natural(et=ETConfig(D=64, H=4, Y=16, M=256), T=8),
-                TrainConfig(data="natural", steps=9000, batch_size=32, lr=3e-3, eval_every=500)),
+    "natural": (ImageETConfig.natural(et=ETConfig(D=128, H=4, Y=16, M=256), T=8),
+                TrainConfig(data="natural", steps=5000, batch_size=32, lr=3e-3, eval_every=500)),
 }
 
 
@@ -177,6 +178,13 @@ def make_train_step(optimizer: optax.GradientTransformation, n_chosen: int, n_ke
     return step
 
 
+@functools.lru_cache(maxsize=16)
+def _optimizer_and_step(tc: TrainConfig, n_chosen: int, n_keep: int):
+    "One optimizer and jitted step per recipe, so that repeated runs (tests, resuming) reuse the compilation."
+    optimizer = make_optimizer(tc)
+    return optimizer, make_train_step(optimizer, n_chosen, n_keep)
+
+
 @eqx.filter_jit
 def _predict(model, tokens, mask): return jax.vmap(lambda t, m: model.predict_tokens(t, m, remat=False))(tokens, mask)
 
@@ -251,7 +259,7 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
         raise ValueError(f"batch size {tc.batch_size} is not divisible by the number of devices {mesh.size}")
     n_chosen = mask_count(pt.N, tc.mask_ratio)
     n_keep = min(n_chosen - 1, int(math.floor(tc.keep * n_chosen + 0.5)))
-    optimizer = make_optimizer(tc)
+    optimizer, train_step = _optimizer_and_step(tc, n_chosen, n_keep)
     params, static = eqx.partition(model, trainable(model))
     opt_state = optimizer.init(params)
     log = dict(preset=preset_name, model=type(model).__name__, model_config=model.config.to_dict(),
@@ -266,14 +274,14 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
             raise ValueError(f"{ckpt}: its model config differs from the one asked for; refusing to resume")
         if header["meta"].get("train_config") != tc.to_dict():
             raise ValueError(f"{ckpt}: its training config differs from the one asked for; refusing to resume")
-        params = fill_tree(params, arrays, "model/", ckpt)
+        model = fill_tree(model, arrays, "model/", ckpt)
+        params, static = eqx.partition(model, trainable(model))
         opt_state = fill_tree(opt_state, arrays, "opt/", ckpt)
         step, log = int(header["step"]), header["meta"]
     params, static, opt_state = replicate((params, static, opt_state), mesh)
 
     ev_x, ev_mask = eval_set(test_x, pt.N, tc.eval_size, tc.mask_ratio)
     if "eval_baselines" not in log: log["eval_baselines"] = baselines(ev_x, ev_mask, pt)
-    train_step = make_train_step(optimizer, n_chosen, n_keep)
     batches = __import__("energy_transformer.data", fromlist=["BatchIterator"]).BatchIterator(
         train_x, tc.batch_size, seed=tc.seed, flip=tc.flip)
     per_epoch = len(batches)
@@ -316,8 +324,9 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
             if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
         bar.update(1)
         if step % tc.eval_every == 0 and step < tc.steps:
-            r = do_eval(); bar.write(f"step {step}: test masked MSE {r['mse']:.5f}, PSNR {r['psnr']:.2f} dB "
-                                     f"(biharmonic {log['eval_baselines']['biharmonic']['mse']:.5f})")
+            r = do_eval()
+            if progress: bar.write(f"step {step}: test masked MSE {r['mse']:.5f}, PSNR {r['psnr']:.2f} dB "
+                                   f"(biharmonic {log['eval_baselines']['biharmonic']['mse']:.5f})")
             save(); t_win = time.time()
     bar.close()
     if step < tc.steps:  # interrupted on purpose: keep the state for resuming

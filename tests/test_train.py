@@ -23,7 +23,8 @@ def smooth_images(n, shape=(1, 28, 28), seed=0):
     C, H, W = shape
     y, x = np.mgrid[0:H, 0:W] / max(H, W)
     f = rng.uniform(0.5, 3, (n, C, 2, 1, 1)); ph = rng.uniform(0, 2 * np.pi, (n, C, 2, 1, 1))
-    img = 0.5 + 0.25 * (np.sin(2 * np.pi * f[:, :, 0] * x + ph[:, :, 0]) + np.cos(2 * np.pi * f[:, :, 1] * y + ph[:, :, 1]))
+    base = rng.uniform(0.2, 0.8, (n, 1, 1, 1))  # a brightness per image: learnable from the visible patches
+    img = base + 0.1 * (np.sin(2 * np.pi * f[:, :, 0] * x + ph[:, :, 0]) + np.cos(2 * np.pi * f[:, :, 1] * y + ph[:, :, 1]))
     return img.astype(np.float32)
 
 
@@ -127,14 +128,22 @@ def test_loss_drops_on_smooth_images():
     tc = TrainConfig(steps=40, batch_size=16, lr=3e-3, eval_every=1000, eval_size=8, final_eval_size=8, log_every=10)
     _, log = train(mc, tc, data=(smooth_images(256), smooth_images(16, seed=5)), progress=False)
     first, last = log["history"][0]["loss"], log["history"][-1]["loss"]
-    assert last < 0.7 * first, (first, last)
+    assert last < 0.8 * first, (first, last)
 
 
 # ---------------------------------------------------------------- the command line
+def et_train_command(tmp_path):
+    "The installed console script (next to the interpreter), else the same entry point from a script file."
+    script = Path(sys.executable).parent / "et-train"
+    if script.exists(): return [str(script)]
+    f = tmp_path / "et_train_main.py"
+    f.write_text("from energy_transformer.train import et_train\nif __name__ == '__main__': et_train()\n")
+    return [sys.executable, str(f)]
+
+
 def test_et_train_cli(tmp_path):
     env = {**os.environ, "XLA_FLAGS": ""}
-    r = subprocess.run([sys.executable, "-c", "from energy_transformer.train import et_train; et_train()",
-                        "tiny", "--out", str(tmp_path), "--name", "cli", "--steps", "6", "--eval_every", "3", "--quiet"],
+    r = subprocess.run([*et_train_command(tmp_path), "tiny", "--out", str(tmp_path), "--name", "cli", "--steps", "6", "--eval-every", "3", "--quiet"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     model = load_checkpoint(tmp_path / "cli.npz")
@@ -144,6 +153,6 @@ def test_et_train_cli(tmp_path):
     for k in ("model", "mean_fill", "biharmonic"): assert np.isfinite(log["final"][k]["mse"])
     assert log["wall_time_s"] > 0 and len(log["history"]) >= 1
     # a bad preset is a one-line error and a non-zero exit
-    r = subprocess.run([sys.executable, "-c", "from energy_transformer.train import et_train; et_train()", "huge",
+    r = subprocess.run([*et_train_command(tmp_path), "huge",
                         "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode != 0 and "unknown preset 'huge'" in r.stderr and "Traceback" not in r.stderr
