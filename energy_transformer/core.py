@@ -137,13 +137,13 @@ def _shift_up(a, axis):
 
 _TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
 
-# %% ../nbs/01_energy_transformer.ipynb #ba5077bb
+# %% ../nbs/01_energy_transformer.ipynb #7c7c8646
 class EnergyTransformer(eqx.Module):
     "Energy of a token set: multi-head attention energy + Hopfield energy; acts on one set g of shape (N, D)"
     Wq: Float[Array, "H D Y"] # query projections
     Wk: Float[Array, "H D Y"] # key projections
     Xi: Float[Array, "M D"] # Hopfield memories
-    beta: Float[Array, ""] # inverse temperature (an array, not trained by default)
+    beta: Float[Array, ""] # inverse temperature (an array leaf: filter it out of the optimiser to keep it fixed, as the paper does)
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -419,7 +419,7 @@ def descend(et: EnergyTransformer, # the energy
     (e_att, e_hn, e_ln, e_tot), xs = jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
     return x_end, Trajectory(jnp.asarray(steps, jnp.int32), e_att, e_hn, e_ln, e_tot, xs)
 
-# %% ../nbs/01_energy_transformer.ipynb #886b0b75
+# %% ../nbs/01_energy_transformer.ipynb #18523394
 def plot_energy_terms(trajs: dict, # label -> Trajectory
                       axes=None, # four matplotlib axes (created when None)
                      ):
@@ -442,9 +442,9 @@ def plot_step_times(Ns, # token counts
     if ax is None: _, ax = plt.subplots(figsize=(4.5, 3.2), constrained_layout=True)
     Ns = np.asarray(Ns, float)
     for label, t in times.items(): ax.loglog(Ns, t, "o-", label=label)
-    ax.set_xticks(Ns, [str(int(n)) for n in Ns]); ax.minorticks_off()
     t0 = max(np.asarray(t, float)[0] for t in times.values())
     ax.loglog(Ns, t0 * Ns / Ns[0], "k:", lw=1, label=r"$\propto N$")
     ax.loglog(Ns, t0 * (Ns / Ns[0]) ** 2, "k--", lw=1, label=r"$\propto N^2$")
+    ax.set_xticks(Ns, [str(int(n)) for n in Ns]); ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.set_xlabel("tokens N"); ax.set_ylabel("ms per descent step"); ax.legend(fontsize=8)
     return ax
