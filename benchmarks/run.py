@@ -458,7 +458,8 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="tiny settings (checks the script end to end in seconds)")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="folder for bench.json and bench.md")
     p.add_argument("--recompute-quality", action="store_true", help="re-evaluate the shipped checkpoints")
-    p.add_argument("--only", nargs="*", choices=SECTIONS, help="run only these sections (partial results)")
+    p.add_argument("--only", nargs="*", choices=SECTIONS,
+                   help="run only these sections; they replace their part of an earlier full run's bench.json in --out")
     a = p.parse_args(argv)
     s = QUICK if a.quick else FULL
     if a.quick: MIN_TIME[0] = 0.005
@@ -491,6 +492,14 @@ def main(argv=None):
     bad = _finite(r)
     if bad: print(f"warning: non-finite values at {bad}", file=sys.stderr)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    prev = out / "bench.json"
+    if only != set(SECTIONS) and prev.is_file():  # refresh these sections of an earlier full run
+        old = json.loads(prev.read_text())
+        if old.get("quick") == a.quick and all(k in old for k in SECTIONS):
+            updated = {k: r[k] for k in SECTIONS if k in r and k in only}
+            old.update(updated)
+            old.setdefault("updates", []).append(dict(sections=sorted(updated), **r["machine"]))
+            r, only = old, set(SECTIONS)
     (out / "bench.json").write_text(json.dumps(r, indent=1, default=float) + "\n")
     md = markdown(r) if only == set(SECTIONS) else "partial run (--only): see bench.json\n"
     (out / "bench.md").write_text(md)
