@@ -1,0 +1,120 @@
+#!/usr/bin/env python
+"""Training-gradient variants of the image model's descent, timed side by side with the package's two paths.
+
+    python benchmarks/variants.py [--quick] [--T 12] [--batch 64]
+
+Each variant is the gradient of the same masked-patch loss (`train.masked_loss`'s recipe) with respect to all
+trainable arrays, differing only in how the T descent steps are computed and checkpointed:
+
+* `naive`: `descend(autograd=True, remat=False)` (jax.grad of the energy, differentiated again);
+* `package`: `descend(autograd=False, remat=True)` (closed form, nested checkpointing of blocks and steps);
+* `closed_no_remat`: closed form, nothing checkpointed;
+* `closed_step_remat`: closed form, every step checkpointed (one level: T states kept);
+* `closed_block_remat`: closed form, blocks of ~sqrt(T) steps checkpointed, steps inside a block not
+  (one level: ~sqrt(T) states plus one block's intermediates);
+* `closed_step_remat_dots`: like `closed_step_remat`, but the matmul outputs of a step are saved
+  (`jax.checkpoint_policies.dots_with_no_batch_dims_saveable`), so the backward pass recomputes only
+  elementwise work.
+
+Prints a table of median time per gradient and XLA temporary memory, and writes variants.json to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (str(ROOT), str(ROOT / "benchmarks")):
+    if p not in sys.path: sys.path.insert(0, p)
+
+import equinox as eqx  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+from energy_transformer.core import descend  # noqa: E402
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, make_masks, mask_count, masked_mse  # noqa: E402
+from energy_transformer.train import trainable  # noqa: E402
+from run import MIN_TIME, load, memory, timeit  # noqa: E402
+
+
+def _steps(model, x, T: int, mode: str):
+    "T closed-form descent steps of one token set with a given checkpointing scheme."
+    et, ln, alpha = model.et, jax.vmap(model.lnorm), model.alpha
+    step = lambda x: x - alpha * et.grad(ln(x))
+    scan = lambda f, x, n: lax.scan(lambda x, _: (f(x), None), x, length=n)[0] if n else x
+    if mode == "closed_no_remat": return scan(step, x, T)
+    if mode == "closed_step_remat": return scan(jax.checkpoint(step), x, T)
+    if mode == "closed_step_remat_dots":
+        return scan(jax.checkpoint(step, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable), x, T)
+    if mode == "closed_block_remat":
+        b = max(1, int(round(math.sqrt(T)))); nb, r = divmod(T, b)
+        x = scan(jax.checkpoint(lambda x: scan(step, x, b)), x, nb)
+        return scan(step, x, r)
+    raise ValueError(mode)
+
+
+def predict(model, tokens, mask, T: int, mode: str):
+    if mode == "naive":
+        x, _ = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, record=False,
+                       remat=False, autograd=True)
+    elif mode == "package":
+        x, _ = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, record=False,
+                       remat=True, autograd=False)
+    else:
+        x = _steps(model, model.encode(tokens, mask), T, mode)
+    return model.decode(x)
+
+
+def loss(params, static, images, key, n_chosen, n_keep, T, mode):
+    model = eqx.combine(params, static)
+    pt = model.patcher
+    tokens = pt.tokenify(images)
+    chosen, masked = jax.vmap(make_masks, in_axes=(0, None, None, None))(jax.random.split(key, images.shape[0]),
+                                                                        pt.N, n_chosen, n_keep)
+    pred = jax.vmap(lambda t, m: predict(model, t, m, T, mode))(tokens, masked)
+    return masked_mse(pred, tokens, chosen).mean()
+
+
+MODES = ("naive", "package", "closed_no_remat", "closed_step_remat", "closed_block_remat", "closed_step_remat_dots")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--T", type=int, nargs="*", default=None)
+    ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    a = ap.parse_args(argv)
+    preset, B, Ts = ("tiny", 4, [2]) if a.quick else ("fashion_mnist", 64, [12])
+    B = a.batch or B; Ts = a.T or Ts
+    if a.quick: MIN_TIME[0] = 0.005
+    rows = []
+    for T in Ts:
+        mc = getattr(ImageETConfig, preset)(T=T)
+        model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
+        params, static = eqx.partition(model, trainable(model))
+        images = jnp.asarray(np.random.default_rng(0).random((B, *mc.image_shape), dtype=np.float32))
+        n_chosen = mask_count(mc.N, 0.5); n_keep = int(math.floor(0.1 * n_chosen + 0.5))
+        for mode in a.modes:
+            f = jax.jit(jax.value_and_grad(partial(loss, static=static, n_chosen=n_chosen, n_keep=n_keep, T=T, mode=mode)))
+            comp = f.lower(params, images=images, key=jax.random.PRNGKey(1)).compile()
+            g = lambda p, im: comp(p, images=im, key=jax.random.PRNGKey(1))
+            t = timeit(g, params, images, repeats=a.repeats)
+            m = memory(comp)
+            rows.append(dict(T=T, batch=B, mode=mode, s=t["median_s"], temp_bytes=m["temp_bytes"], load=load()))
+            print(f"T={T:3d} {mode:24s} {t['median_s'] * 1e3:9.1f} ms  temp {m['temp_bytes'] / 2**20:8.1f} MiB  "
+                  f"(load {load()})", flush=True)
+    out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    (out / ("variants_quick.json" if a.quick else "variants.json")).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
