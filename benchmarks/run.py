@@ -316,8 +316,8 @@ def bench_dense(s: dict) -> dict:
 CKPT_DIR = ROOT / "energy_transformer" / "checkpoints"
 
 
-def _quality_row(name: str, final: dict, source: str) -> dict:
-    return dict(checkpoint=name, source=source, mask_ratio=final.get("mask_ratio"), n_images=final.get("n_images"),
+def _quality_row(name: str, final: dict, source: str, model: str | None = None) -> dict:
+    return dict(checkpoint=name, model=model, source=source, mask_ratio=final.get("mask_ratio"), n_images=final.get("n_images"),
                 model_mse=final["model"]["mse"], model_psnr=final["model"]["psnr"],
                 mean_fill_mse=final["mean_fill"]["mse"], biharmonic_mse=final["biharmonic"]["mse"],
                 biharmonic_psnr=final["biharmonic"]["psnr"])
@@ -348,18 +348,19 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
     logs = _shipped_logs()
     rows = []
     for name, log in logs.items():
-        if not recompute:
-            rows.append(_quality_row(name, log["final"], f"energy_transformer/checkpoints/{name}.json")); continue
         ckpt = CKPT_DIR / f"{name}.npz"
-        if not ckpt.is_file(): continue
+        if not recompute or not ckpt.is_file() or log.get("model") != "ImageEnergyTransformer":
+            rows.append(_quality_row(name, log["final"], f"energy_transformer/checkpoints/{name}.json", log.get("model")))
+            continue
         model = load_checkpoint(ckpt)
         data = log.get("train_config", {}).get("data", name)
         n = s["quality_n"] or log["final"].get("n_images", 1000)
-        rows.append(_quality_row(name, _recompute(model, load_images(data, "test"), n, 0.5), f"recomputed from {ckpt.name}"))
+        rows.append(_quality_row(name, _recompute(model, load_images(data, "test"), n, 0.5), f"recomputed from {ckpt.name}",
+                                 log.get("model")))
     if not rows and quick:
         model = ImageEnergyTransformer(ImageETConfig.tiny(), key=jax.random.PRNGKey(0))
         rows.append(_quality_row("untrained-tiny", _recompute(model, load_images("fashion_mnist", "test"), s["quality_n"], 0.5),
-                                 "recomputed (untrained tiny model: smoke test)"))
+                                 "recomputed (untrained tiny model: smoke test)", "ImageEnergyTransformer"))
     return dict(rows=rows, load=load())
 
 
@@ -413,8 +414,8 @@ def table(r: dict) -> list[list[str]]:
                  f"{_ms(d['time_s'])}, peak {_mib(d['peak_bytes'])} (temp {_mib(d['temp_bytes'])}), "
                  f"exact recall {d['exact_recall']:.0%}", "", ""])
     for q in r["quality"]["rows"]:
-        rows.append([f"inpainting {q['checkpoint']}: masked MSE at {q['mask_ratio']:.0%} masking ({q['n_images']} test images)",
-                     f"ET {q['model_mse']:.4f} ({q['model_psnr']:.1f} dB); biharmonic {q['biharmonic_mse']:.4f}; "
+        rows.append([f"inpainting {q['checkpoint']} ({q.get('model') or 'model'}): masked MSE at {q['mask_ratio']:.0%} masking ({q['n_images']} test images)",
+                     f"model {q['model_mse']:.4f} ({q['model_psnr']:.1f} dB); biharmonic {q['biharmonic_mse']:.4f}; "
                      f"mean fill {q['mean_fill_mse']:.4f}", "", ""])
     if not r["quality"]["rows"]:
         rows.append(["inpainting masked MSE at 50% masking", "no shipped checkpoint logs found", "", ""])
