@@ -1,0 +1,87 @@
+"""The `et-inpaint` command on a real photo and on bad inputs (run as a subprocess, as a user would)."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from skimage import data as skdata
+
+
+def _cmd() -> list[str]:
+    exe = shutil.which("et-inpaint") or str(Path(sys.executable).parent / "et-inpaint")
+    if Path(exe).exists(): return [exe]
+    raise RuntimeError("the et-inpaint console script is not installed (pip install -e .)")
+
+
+def run(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(_cmd() + [str(a) for a in args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    d = tmp_path_factory.mktemp("photos")
+    Image.fromarray(skdata.chelsea()).save(d / "chelsea.png")            # RGB 300 x 451
+    Image.fromarray(skdata.camera()[::4, ::4]).save(d / "camera.png")     # grey 128 x 128
+    rgba = np.dstack([skdata.coffee()[::4, ::4], np.full((100, 150), 200, np.uint8)])
+    Image.fromarray(rgba, "RGBA").save(d / "coffee_rgba.png")
+    Image.fromarray(skdata.chelsea()[:20, :40]).save(d / "tiny.png")      # smaller than one 32 x 32 window
+    (d / "junk.png").write_bytes(b"this is not an image")
+    return d
+
+
+def _check_ok(p, out: Path, h: int, w: int):
+    assert p.returncode == 0, p.stderr
+    assert "masked MSE" in p.stdout
+    mse = float(p.stdout.split("masked MSE ")[1].split()[0])
+    assert 0 < mse < 0.05  # far better than random pixels (MSE ~0.17)
+    im = np.asarray(Image.open(out))
+    assert im.shape == (h, 3 * w + 8, 3)  # masked | inpainted | original, 4-pixel gaps
+    left, right = im[:, :w].astype(int), im[:, 2 * w + 8:].astype(int)
+    grey = (left == 128).all(-1)
+    assert 0.3 < grey.mean() < 0.7  # about half of the patches hidden in grey
+    assert (left[~grey] == right[~grey]).all()  # visible pixels shown as they are
+
+
+def test_rgb_photo(photos, tmp_path):
+    out = tmp_path / "o.png"
+    _check_ok(run(photos / "chelsea.png", "--out", out, "--seed", 1), out, 300, 448)
+
+
+def test_grey_and_rgba_converted(photos, tmp_path):
+    for name, (h, w) in (("camera.png", (128, 128)), ("coffee_rgba.png", (100, 148))):
+        out = tmp_path / f"{name}.out.png"
+        _check_ok(run(photos / name, "--out", out, "--mask-ratio", "0.5"), out, h, w)
+
+
+def test_seed_changes_mask(photos, tmp_path):
+    a, b = (run(photos / "camera.png", "--out", tmp_path / f"{s}.png", "--seed", s) for s in (0, 1))
+    assert a.returncode == b.returncode == 0
+    assert not np.array_equal(np.asarray(Image.open(tmp_path / "0.png")), np.asarray(Image.open(tmp_path / "1.png")))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["junk.png"], "not a readable image"),
+    (["missing.png"], "no such file"),
+    (["."], "is a directory"),
+    (["tiny.png"], "smaller than the model's 32x32 window"),
+    (["camera.png", "--mask-ratio", "0"], "(0, 1)"),
+    (["camera.png", "--mask-ratio", "1"], "(0, 1)"),
+    (["camera.png", "--mask-ratio", "1.5"], "(0, 1)"),
+    (["camera.png", "--checkpoint", "junk.png"], "not a readable checkpoint"),
+])
+def test_bad_input_one_line_error(photos, tmp_path, args, message):
+    args = [photos / a if i == 0 or (i > 0 and args[i - 1] == "--checkpoint") else a for i, a in enumerate(args)]
+    p = run(*args, "--out", tmp_path / "o.png")
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("et-inpaint: error:") and message in lines[0], p.stderr
+    assert not (tmp_path / "o.png").exists()
+
+
+def test_out_required(photos):
+    p = run(photos / "camera.png")
+    assert p.returncode != 0 and "Traceback" not in p.stderr and "--out" in p.stderr
