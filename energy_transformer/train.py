@@ -84,8 +84,8 @@ PRESETS: dict[str, tuple[ImageETConfig, TrainConfig]] = {
     # the shipped checkpoints (about 25 minutes each on 2 CPU cores)
     "fashion_mnist": (ImageETConfig.fashion_mnist(), TrainConfig(data="fashion_mnist", steps=2000, batch_size=32,
                                                                  lr=2e-3)),
-    "natural": (ImageETConfig.natural(et=ETConfig(D=128, H=4, Y=16, M=256), T=8),
-                TrainConfig(data="natural", steps=5000, batch_size=32, lr=3e-3, eval_every=500)),
+    "natural": (ImageETConfig.natural(et=ETConfig(D=64, H=4, Y=16, M=256), T=8),
+                TrainConfig(data="natural", steps=20000, batch_size=32, lr=3e-3, eval_every=1000)),
 }
 
 
