@@ -186,7 +186,7 @@ def _optimizer_and_step(tc: TrainConfig, n_chosen: int, n_keep: int):
 
 
 @eqx.filter_jit
-def _predict(model, tokens, mask): return jax.vmap(lambda t, m: model.predict_tokens(t, m, remat=False))(tokens, mask)
+def _predict(model, tokens, mask): return jax.vmap(model.predict_tokens)(tokens, mask)
 
 
 def predict_images(model: eqx.Module,  # an image model with `patcher` and `predict_tokens`
