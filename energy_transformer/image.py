@@ -7,6 +7,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/image_inpainting.h
 # %% ../nbs/02_image_inpainting.ipynb #dcaa23f5
 from __future__ import annotations
 
+import importlib.resources
 import json
 import math
 import os
@@ -22,13 +23,18 @@ import numpy as np
 from einops import rearrange
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, descend
+from fastcore.script import call_parse
+
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, descend
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FORMAT', 'Patcher', 'mask_count', 'make_masks', 'random_masks', 'ImageETConfig', 'sincos_2d',
-           'ImageTrajectory', 'ImageEnergyTransformer', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill',
-           'baseline_mse', 'named_leaves', 'save_checkpoint', 'read_checkpoint', 'fill_tree', 'load_checkpoint',
-           'checkpoint_path', 'load_pretrained']
+__all__ = ['CHECKPOINT_FORMAT', 'IMAGENET_MEAN', 'IMAGENET_STD', 'Patcher', 'mask_count', 'make_masks', 'random_masks',
+           'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEnergyTransformer', 'masked_mse', 'psnr', 'mean_fill',
+           'biharmonic_fill', 'baseline_mse', 'named_leaves', 'save_checkpoint', 'read_checkpoint', 'fill_tree',
+           'load_checkpoint', 'checkpoint_path', 'load_pretrained', 'animate_descent', 'inpaint_photo', 'read_photo',
+           'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig',
+           'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown', 'imagenet_normalize',
+           'imagenet_denormalize', 'paper_layout', 'load_paper_npz']
 
 # %% ../nbs/02_image_inpainting.ipynb #3688499b
 @dataclass(frozen=True)
@@ -464,3 +470,399 @@ def load_pretrained(name: str  # a shipped checkpoint: "fashion_mnist" or "natur
                     ) -> ImageEnergyTransformer:
     "A trained `ImageEnergyTransformer` shipped with the package."
     return load_checkpoint(checkpoint_path(name))
+
+# %% ../nbs/02_image_inpainting.ipynb #inp006
+def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
+                    image: np.ndarray,  # C x Hpx x Wpx, pixels in [0, 1]
+                    mask: np.ndarray,  # N, True = hidden patch
+                    path: str | os.PathLike,  # output `.gif`
+                    *, T: int | None = None,  # descent steps (default: the model's)
+                    fps: int = 4,  # frames per second
+                    dpi: int = 72,
+                    ) -> Path:
+    "GIF of one inpainting: the decoded image after each descent step beside the energy falling."
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation, PillowWriter
+    mask = jnp.asarray(mask, bool)
+    _, tr = eqx.filter_jit(lambda m, x, k: m(x, k, T=T, record=True, keep_images=True))(model, jnp.asarray(image), mask)
+    pm = np.asarray(model.patcher.pixel_mask(mask))
+    frames = np.clip(np.where(pm[None, None], np.asarray(tr.images), image[None]), 0, 1)  # visible pixels as given
+    e, steps = np.asarray(tr.e_total), np.asarray(tr.step)
+    show = lambda im: im.transpose(1, 2, 0)[..., 0] if im.shape[0] == 1 else im.transpose(1, 2, 0)
+    fig, axs = plt.subplots(1, 4, figsize=(8.4, 2.3), gridspec_kw=dict(width_ratios=[1, 1, 1, 1.9]))
+    kw = dict(cmap="gray", vmin=0, vmax=1)
+    axs[0].imshow(show(np.where(pm[None], 0.5, image)), **kw); axs[0].set_title("masked", fontsize=9)
+    art = axs[1].imshow(show(frames[0]), **kw); axs[1].set_title("descent", fontsize=9)
+    axs[2].imshow(show(np.asarray(image)), **kw); axs[2].set_title("original", fontsize=9)
+    for a in axs[:3]: a.set_xticks([]); a.set_yticks([])
+    axs[3].plot(steps, e, color="lightgray", lw=1)
+    line, = axs[3].plot(steps[:1], e[:1], "o-", ms=3, color="tab:blue")
+    axs[3].set(xlabel="descent step t", ylabel="energy E")
+    fig.tight_layout()
+
+    def update(i):
+        art.set_data(show(frames[i])); line.set_data(steps[:i + 1], e[:i + 1])
+        axs[1].set_title(f"step {int(steps[i])}", fontsize=9)
+        return art, line
+
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    anim = FuncAnimation(fig, update, frames=len(steps), blit=False)
+    anim.save(path, writer=PillowWriter(fps=fps), dpi=dpi)
+    plt.close(fig)
+    return path
+
+# %% ../nbs/02_image_inpainting.ipynb #inp011
+def _windows(L: int, w: int) -> list[int]:
+    "Start offsets of windows of size `w` covering `0..L` (the last one flush with the end)."
+    starts = list(range(0, L - w + 1, w))
+    return starts if starts[-1] == L - w else starts + [L - w]
+
+
+def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predict_tokens` (its window)
+                  photo: np.ndarray,  # C x Hpx x Wpx in [0, 1], at least one window in each direction
+                  mask_ratio: float = 0.5,  # fraction of the photo's patches hidden, in (0, 1)
+                  seed: int = 0,  # which patches
+                  batch_size: int = 64,  # windows per jitted call
+                  ) -> dict:
+    "Hide random patches across a whole photo and fill them window by window; returns the images and the masked MSE."
+    photo = np.asarray(photo, np.float32)
+    C, h, w = model.patcher.image_shape; p = model.patcher.p
+    if photo.ndim != 3 or photo.shape[0] != C:
+        raise ValueError(f"photo must be {C} x H x W for this model, got shape {photo.shape}")
+    if not 0 < mask_ratio < 1: raise ValueError(f"mask ratio must be in (0, 1), got {mask_ratio}")
+    if photo.shape[1] < h or photo.shape[2] < w:
+        raise ValueError(f"image {photo.shape[1]}x{photo.shape[2]} is smaller than the model's {h}x{w} window")
+    H, W = photo.shape[1] // p * p, photo.shape[2] // p * p  # whole patches only
+    photo = photo[:, :H, :W]
+    grid = Patcher((C, H, W), p)
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
+    pm = grid.pixel_mask(mask)
+    corners = [(i, j) for i in _windows(H, h) for j in _windows(W, w)]
+    crops = np.stack([photo[:, i:i + h, j:j + w] for i, j in corners])
+    masks = np.stack([pm[i:i + h:p, j:j + w:p].reshape(-1) for i, j in corners])
+    pred = []
+    for k in range(0, len(crops), batch_size):
+        tk = jnp.asarray(model.patcher.tokenify(crops[k:k + batch_size]))
+        pred.append(np.asarray(_predict_batch(model, tk, jnp.asarray(masks[k:k + batch_size]))))
+    pred = model.patcher.untokenify(np.concatenate(pred))
+    acc, cnt = np.zeros_like(photo), np.zeros((H, W), np.float32)
+    for (i, j), r in zip(corners, pred): acc[:, i:i + h, j:j + w] += r; cnt[i:i + h, j:j + w] += 1
+    filled = np.where(pm[None], np.clip(acc / cnt, 0, 1), photo)  # overlapping windows averaged
+    mse = float(masked_mse(grid.tokenify(filled), grid.tokenify(photo), mask))
+    return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse)
+
+
+@eqx.filter_jit
+def _predict_batch(model, tokens, mask): return jax.vmap(lambda t, m: model.predict_tokens(t, m, remat=False))(tokens, mask)
+
+# %% ../nbs/02_image_inpainting.ipynb #inp016
+def read_photo(path: str | os.PathLike,  # an image file PIL can read
+               channels: int = 3,  # 3: RGB, 1: grey (alpha and palettes are converted)
+               ) -> np.ndarray:
+    "An image file as `channels x H x W` float32 in [0, 1] (`ValueError`/`FileNotFoundError` naming the file)."
+    from PIL import Image, UnidentifiedImageError
+    path = Path(path)
+    if path.is_dir(): raise ValueError(f"{path} is a directory, not an image file")
+    if not path.exists(): raise FileNotFoundError(f"no such file: {path}")
+    try:
+        with Image.open(path) as im: im = im.convert("RGB" if channels == 3 else "L")
+    except (UnidentifiedImageError, OSError, ValueError) as e:
+        raise ValueError(f"{path}: not a readable image ({type(e).__name__})") from None
+    a = np.asarray(im, np.float32) / 255.0
+    return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
+
+
+def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [0, 1]
+                 gap: int = 4,  # white pixels between them
+                 ) -> np.ndarray:
+    "H x (k W + gaps) x 3 uint8 picture of the images next to each other."
+    ims = [np.repeat(im, 3, 0) if im.shape[0] == 1 else im for im in images]
+    H = ims[0].shape[1]; sep = np.ones((3, H, gap), np.float32)
+    row = np.concatenate([x for im in ims for x in (im, sep)][:-1], axis=2)
+    return (np.clip(row, 0, 1).transpose(1, 2, 0) * 255 + 0.5).astype(np.uint8)
+
+
+@call_parse
+def et_inpaint(photo: str,  # image file (any size at least one window; grey or RGBA are converted)
+               out: str = None,  # output PNG: masked | inpainted | original
+               mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
+               seed: int = 0,  # which patches are hidden
+               checkpoint: str = None,  # a checkpoint file (default: the shipped natural-image model)
+               ):
+    "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
+    import sys
+    try:
+        if out is None: raise ValueError("--out OUT.png is required")
+        if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
+        model = load_checkpoint(checkpoint) if checkpoint else load_pretrained("natural")
+        r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
+        from PIL import Image
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
+    except (ValueError, FileNotFoundError, OSError) as e:
+        print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
+    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
+          f"(PSNR {-10 * math.log10(r['mse']):.2f} dB)")
+
+# %% ../nbs/02_image_inpainting.ipynb #inp021
+def descent_quality(model: "ImageEnergyTransformer",  # a trained image model
+                    images: np.ndarray,  # B x C x Hpx x Wpx
+                    mask: np.ndarray,  # B x N, True = hidden
+                    T: int,  # descent steps (may exceed the trained `config.T`)
+                    ) -> dict[str, np.ndarray]:
+    "Masked-patch MSE and energy (means over the images) after every descent step `0..T`."
+    pt = model.patcher
+    run = eqx.filter_jit(jax.vmap(lambda m, x, k: m(x, k, T=T, record=True, keep_images=True)[1], in_axes=(None, 0, 0)))
+    tr = run(model, jnp.asarray(images), jnp.asarray(mask, bool))
+    tokens = pt.tokenify(np.asarray(images))
+    mse = np.stack([masked_mse(pt.tokenify(np.asarray(tr.images[:, s])), tokens, mask) for s in range(tr.images.shape[1])], 1)
+    return dict(step=np.asarray(tr.step[0]), mse=mse.mean(0), energy=np.asarray(tr.e_total).mean(0),
+                monotone=bool((np.diff(np.asarray(tr.e_total), axis=1) <= 0).all()))
+
+# %% ../nbs/02_image_inpainting.ipynb #inp026
+def decode_memories(model: "ImageEnergyTransformer",  # a trained image model
+                    ) -> np.ndarray:
+    "Each row of `Xi` decoded like a token state after the layer norm: `M x C x p x p` patches."
+    pt = model.patcher; C, p = pt.image_shape[0], pt.p
+    z = np.asarray(model.et.Xi @ model.Wdec + model.Bdec)
+    return z.reshape(-1, C, p, p)
+
+
+def show_memories(model: "ImageEnergyTransformer",  # a trained image model
+                  n: int = 128,  # memories shown (largest norm first)
+                  ncols: int = 16,
+                  ):
+    "Grid of decoded memories `Xi`, each contrast-stretched to its own range, largest `|Xi_mu|` first."
+    import matplotlib.pyplot as plt
+    pats = decode_memories(model)
+    order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi), axis=1))[:n]
+    nrows = -(-len(order) // ncols)
+    fig, axs = plt.subplots(nrows, ncols, figsize=(0.5 * ncols, 0.5 * nrows), squeeze=False)
+    for a in axs.flat: a.axis("off")
+    for a, mu in zip(axs.flat, order):
+        z = pats[mu]; z = (z - z.min()) / max(z.max() - z.min(), 1e-8)
+        a.imshow(z[0] if z.shape[0] == 1 else z.transpose(1, 2, 0), cmap="gray", vmin=0, vmax=1)
+    fig.subplots_adjust(wspace=0.08, hspace=0.08)
+    return fig
+
+# %% ../nbs/02_image_inpainting.ipynb #inp031
+@dataclass(frozen=True)
+class MAEConfig:
+    "Shapes of a `TransformerMAE`; JSON round-trips with `to_dict`/`from_dict`."
+    image_shape: tuple[int, int, int] = (1, 28, 28)  # (C, Hpx, Wpx)
+    patch_size: int = 4  # p
+    D: int = 128  # token dimension
+    H: int = 4  # attention heads
+    Y: int = 32  # head dimension
+    M: int = 512  # hidden units of each block's MLP
+    L: int = 12  # transformer blocks, each with its own weights
+
+    def __post_init__(self):
+        object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
+        Patcher(self.image_shape, self.patch_size)  # validates the sizes
+        for k in ("D", "H", "Y", "M", "L"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"MAEConfig.{k} must be an int >= 1, got {v!r}")
+
+    @property
+    def patcher(self) -> Patcher: return Patcher(self.image_shape, self.patch_size)
+    @property
+    def N(self) -> int: return self.patcher.N
+    @property
+    def Z(self) -> int: return self.patcher.Z
+
+    def to_dict(self) -> dict:
+        "Plain JSON-serialisable dict."
+        d = asdict(self); d["image_shape"] = list(self.image_shape); return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "MAEConfig":
+        "Inverse of `to_dict`; unknown keys are an error."
+        unknown = set(d) - set(cls.__dataclass_fields__)
+        if unknown: raise ValueError(f"unknown MAEConfig keys {sorted(unknown)}")
+        return cls(**d)
+
+    @classmethod
+    def like(cls, cfg: ImageETConfig) -> "MAEConfig":
+        "The baseline matched to an image ET: same image, patches, D, H, Y, MLP width M, and L = T blocks."
+        if not isinstance(cfg, ImageETConfig): raise TypeError(f"expected an ImageETConfig, got {type(cfg).__name__}")
+        e = cfg.et
+        return cls(image_shape=cfg.image_shape, patch_size=cfg.patch_size, D=e.D, H=e.H, Y=e.Y, M=e.M, L=cfg.T)
+
+# %% ../nbs/02_image_inpainting.ipynb #inp032
+class TransformerMAE(eqx.Module):
+    "Standard pre-LN transformer masked autoencoder: the image ET's embedding and decoder around `L` `TransformerBlock`s."
+    Wenc: Float[Array, "Z D"]  # patch embedding
+    Benc: Float[Array, "D"]
+    cls_token: Float[Array, "D"]
+    mask_token: Float[Array, "D"]
+    pos: Float[Array, "N+1 D"]  # position embeddings, CLS at row 0
+    blocks: tuple[TransformerBlock, ...]  # L blocks, each with its own weights
+    ln: eqx.nn.LayerNorm  # final layer norm before the decoder
+    Wdec: Float[Array, "D Z"]  # decoder
+    Bdec: Float[Array, "Z"]
+    config: MAEConfig = eqx.field(static=True)
+
+    def __init__(self, config: MAEConfig, *, key: PRNGKeyArray):
+        ke, kc, km, kp, kt, kd = jax.random.split(key, 6)
+        D, N, Z = config.D, config.N, config.Z
+        self.Wenc = jax.random.normal(ke, (Z, D)) / math.sqrt(Z)
+        self.Benc = jnp.zeros(D)
+        self.cls_token = 0.02 * jax.random.normal(kc, (D,))
+        self.mask_token = 0.02 * jax.random.normal(km, (D,))
+        pos = sincos_2d(config.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
+        self.pos = jnp.concatenate([jnp.zeros((1, D), jnp.float32), pos])
+        self.blocks = tuple(TransformerBlock(D, config.H, config.Y, config.M, key=k)
+                            for k in jax.random.split(kt, config.L))
+        self.ln = eqx.nn.LayerNorm(D)
+        self.Wdec = 0.1 * jax.random.normal(kd, (D, Z)) / math.sqrt(D)
+        self.Bdec = jnp.full(Z, 0.5, jnp.float32)
+        self.config = config
+
+    @property
+    def patcher(self) -> Patcher: return self.config.patcher
+
+    def encode(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
+        "Initial token states: embedded patches, MASK where `mask`, CLS prepended, positions added."
+        e = jnp.where(mask[:, None], self.mask_token, tokens @ self.Wenc + self.Benc)
+        return jnp.concatenate([self.cls_token[None], e]) + self.pos
+
+    def decode(self, x: Float[Array, "N+1 D"]) -> Float[Array, "N Z"]:
+        "Patch pixels from token states: drop CLS, final layer norm, linear decoder."
+        return jax.vmap(self.ln)(x[1:]) @ self.Wdec + self.Bdec
+
+    def predict_tokens(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
+                       mask: Bool[Array, "N"],  # True = replaced by the MASK token
+                       *, remat: bool = False,  # checkpoint each block (less training memory)
+                       ) -> Float[Array, "N Z"]:
+        "Reconstructed patch pixels after the `L` blocks."
+        N, Z = self.config.N, self.config.Z
+        if tuple(mask.shape) != (N,) or mask.dtype != jnp.bool_: raise ValueError(f"mask must be boolean ({N},), got {mask.dtype} {tuple(mask.shape)}")
+        if tuple(tokens.shape) != (N, Z): raise ValueError(f"tokens must have shape ({N}, {Z}), got {tuple(tokens.shape)}")
+        x = self.encode(tokens, mask)
+        for block in self.blocks: x = eqx.filter_checkpoint(lambda b, x: b(x))(block, x) if remat else block(x)
+        return self.decode(x)
+
+    def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
+                 mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token
+                 ) -> Float[Array, "C Hpx Wpx"]:
+        "Inpaint one image: the reconstruction (all patches decoded)."
+        pt = self.patcher
+        if tuple(image.shape) != pt.image_shape: raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
+        return pt.untokenify(self.predict_tokens(pt.tokenify(image), mask))
+
+# %% ../nbs/02_image_inpainting.ipynb #inp036
+def load_mae(name_or_path: str | os.PathLike,  # "fashion_mnist" / "natural" (shipped `mae_<name>.npz`) or a file
+             ) -> TransformerMAE:
+    "A trained `TransformerMAE` baseline from a checkpoint."
+    p = Path(name_or_path)
+    if not p.suffix: p = checkpoint_path(f"mae_{name_or_path}")
+    header, _ = read_checkpoint(p)
+    if header.get("model") != "TransformerMAE": raise ValueError(f"{p}: holds a {header.get('model')!r}, not a TransformerMAE")
+    cfg = MAEConfig.from_dict(header["config"])
+    return load_checkpoint(p, eqx.filter_eval_shape(TransformerMAE, cfg, key=jax.random.PRNGKey(0)))
+
+# %% ../nbs/02_image_inpainting.ipynb #inp041
+def quality_table(data: str,  # "fashion_mnist" or "natural": the test set and the shipped models
+                  ratios: tuple[float, ...] = (0.25, 0.5, 0.75),  # fractions of patches hidden
+                  n: int = 2000,  # test images (a fixed seeded subset; at most the test set)
+                  seed: int = 0,  # subset and masks
+                  models: dict | None = None,  # name -> model (default: the shipped ET and MAE)
+                  test: np.ndarray | None = None,  # test images instead of `data`'s test split
+                  ) -> dict:
+    "Masked-patch MSE and PSNR of the models and both classical fills on the same images and masks."
+    from energy_transformer.core import count_params
+    from energy_transformer.data import load_images
+    from energy_transformer.train import baselines, eval_set, evaluate, trainable
+    steps = {}
+    if models is None:
+        models = {"Energy Transformer": load_pretrained(data), "transformer MAE": load_mae(data)}
+        steps = {k: read_checkpoint(checkpoint_path(f"{p}{data}"))[0]["step"] for k, p in (("Energy Transformer", ""), ("transformer MAE", "mae_"))}
+    test = load_images(data, "test") if test is None else test
+    pt = next(iter(models.values())).patcher
+    out = dict(data=data, n_images=min(n, len(test)), ratios=list(ratios),
+               params={k: count_params(eqx.filter(m, trainable(m))) for k, m in models.items()}, steps=steps, rows=[])
+    for r in ratios:
+        x, mask = eval_set(test, pt.N, n, r, seed)
+        row = dict(mask_ratio=r, n_masked=int(mask[0].sum()))
+        for k, m in models.items(): row[k] = evaluate(m, x, mask)
+        row.update(baselines(x, mask, pt))
+        out["rows"].append(row)
+    return out
+
+
+def table_markdown(q: dict,  # a `quality_table` result
+                   ) -> str:
+    "The table as Markdown: one row per method and mask ratio, MSE, PSNR and trained parameters."
+    names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)"}
+    lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) |", "|---|---|---:|---:|---:|---:|"]
+    for row in q["rows"]:
+        for k, v in row.items():
+            if not isinstance(v, dict): continue
+            params = f"{q['params'][k]:,}" if k in q["params"] else "0"
+            steps = q.get("steps", {}).get(k) or "-"
+            lines.append(f"| {row['mask_ratio']:.0%} | {names.get(k, k)} | {params} | {steps} | {v['mse']:.5f} | {v['psnr']:.2f} |")
+    return "\n".join(lines)
+
+# %% ../nbs/02_image_inpainting.ipynb #inp048
+IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32) * 255  # per channel, on 0-255 pixels
+IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32) * 255
+
+
+def imagenet_normalize(pixels: np.ndarray,  # *B x 3 x Hpx x Wpx, values 0-255
+                       ) -> np.ndarray:
+    "Pixels minus the ImageNet mean, over the ImageNet std (per channel), as the paper's model expects."
+    pixels = np.asarray(pixels, np.float32)
+    if pixels.ndim < 3 or pixels.shape[-3] != 3: raise ValueError(f"expected 3 x H x W images, got shape {pixels.shape}")
+    return (pixels - IMAGENET_MEAN[:, None, None]) / IMAGENET_STD[:, None, None]
+
+
+def imagenet_denormalize(x: np.ndarray,  # *B x 3 x Hpx x Wpx, normalised
+                         ) -> np.ndarray:
+    "Inverse of `imagenet_normalize`: back to 0-255 pixels."
+    x = np.asarray(x, np.float32)
+    if x.ndim < 3 or x.shape[-3] != 3: raise ValueError(f"expected 3 x H x W images, got shape {x.shape}")
+    return x * IMAGENET_STD[:, None, None] + IMAGENET_MEAN[:, None, None]
+
+
+def paper_layout(D: int = 768, H: int = 12, Y: int = 64, M: int = 3072,  # the paper's ET sizes
+                 p: int = 16, image_size: int = 224,  # patch and (square) image size in pixels
+                 ) -> dict[str, tuple[int, ...]]:
+    "Array names and shapes of the released flat `.npz` (the paper's axis orders)."
+    N, Z = (image_size // p) ** 2, 3 * p * p
+    return dict(Wq=(H, Y, D), Wk=(H, Y, D), Xi=(D, M), Wenc=(Z, D), Benc=(D,), Wdec=(D, Z), Bdec=(Z,),
+                POS_embed=(N + 1, D), CLS_token=(D,), MASK_token=(D,), LNORM_gamma=(), LNORM_bias=(D,))
+
+
+def load_paper_npz(path: str | os.PathLike,  # flat `.npz` in the released layout (`paper_layout`)
+                   *, alpha: float = 0.1,  # descent step size
+                   T: int = 12,  # descent steps
+                   ) -> ImageEnergyTransformer:
+    "An `ImageEnergyTransformer` with the released weights: axes converted, layer-norm bias kept, self-attention included."
+    path = Path(path)
+    if not path.is_file(): raise FileNotFoundError(f"no weights file at {path}")
+    try:
+        with np.load(path, allow_pickle=False) as z: a = {k: np.asarray(z[k], np.float32) for k in z.files}
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
+        raise ValueError(f"{path}: not a readable .npz ({e})") from None
+    missing = sorted(set(paper_layout()) - set(a))
+    if missing: raise ValueError(f"{path}: missing arrays {missing}")
+    H, Y, D = a["Wq"].shape; M = a["Xi"].size // D; Z = a["Wenc"].shape[0]
+    p, g = math.isqrt(Z // 3), math.isqrt(a["POS_embed"].shape[0] - 1)
+    if 3 * p * p != Z or g * g != a["POS_embed"].shape[0] - 1:
+        raise ValueError(f"{path}: Wenc {a['Wenc'].shape} / POS_embed {a['POS_embed'].shape} are not square RGB patches on a square grid")
+    for k, shape in paper_layout(D, H, Y, M, p, g * p).items():
+        if a[k].shape != shape: raise ValueError(f"{path}: {k} has shape {a[k].shape}, expected {shape} for D={D}, H={H}, Y={Y}, M={M}, p={p}")
+    cfg = ImageETConfig(image_shape=(3, g * p, g * p), patch_size=p, alpha=alpha, T=T,
+                        et=ETConfig(D=D, H=H, Y=Y, M=M, beta=1 / math.sqrt(Y), exclude_self=False))
+    m = eqx.filter_eval_shape(ImageEnergyTransformer, cfg, key=jax.random.PRNGKey(0))
+    new = dict(Wenc=a["Wenc"], Benc=a["Benc"], cls_token=a["CLS_token"], mask_token=a["MASK_token"],
+               pos=a["POS_embed"], Wdec=a["Wdec"], Bdec=a["Bdec"], alpha=np.float32(alpha))
+    m = eqx.tree_at(lambda m: [getattr(m, k) for k in new], m, [jnp.asarray(v) for v in new.values()])
+    m = eqx.tree_at(lambda m: (m.et.Wq, m.et.Wk, m.et.Xi, m.et.beta, m.lnorm.gamma, m.lnorm.delta), m,
+                    (jnp.asarray(a["Wq"].transpose(0, 2, 1)), jnp.asarray(a["Wk"].transpose(0, 2, 1)),
+                     jnp.asarray(a["Xi"].T), jnp.asarray(1 / math.sqrt(Y), jnp.float32),
+                     jnp.asarray(a["LNORM_gamma"].reshape(())), jnp.asarray(a["LNORM_bias"])))
+    return m
