@@ -427,6 +427,9 @@ def markdown(r: dict) -> str:
     head = (f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, {m['platform']}), jax {m['jax']}; "
             f"load average {m['load_start']} at the start, {m['load_end']} at the end"
             f"{' (quick settings)' if r['quick'] else ''}. Medians of several repeats after a warm-up.\n\n")
+    for u in r.get("updates", []):  # sections refreshed later with --only
+        head += (f"Re-measured {u['date']} ({', '.join(u['sections'])}): load average {u['load_start']} at the start, "
+                 f"{u['load_end']} at the end; those rows replace the first run's.\n\n")
     lines = ["| measure | value | goal | met? |", "|---|---|---|---|"]
     lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in table(r)]
     return head + "\n".join(lines) + "\n"
