@@ -29,11 +29,11 @@ from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, Tran
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'IMAGENET_MEAN', 'IMAGENET_STD', 'Patcher', 'mask_count', 'make_masks', 'random_masks',
-           'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEnergyTransformer', 'masked_mse', 'psnr', 'mean_fill',
-           'biharmonic_fill', 'baseline_mse', 'named_leaves', 'save_checkpoint', 'read_checkpoint', 'fill_tree',
-           'load_checkpoint', 'checkpoint_path', 'load_pretrained', 'animate_descent', 'inpaint_photo', 'read_photo',
-           'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig',
-           'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown', 'imagenet_normalize',
+           'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEnergyTransformer', 'masked_mse',
+           'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'named_leaves', 'save_checkpoint', 'read_checkpoint',
+           'fill_tree', 'load_checkpoint', 'checkpoint_path', 'load_pretrained', 'animate_descent', 'inpaint_photo',
+           'read_photo', 'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories', 'show_memories',
+           'MAEConfig', 'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown', 'imagenet_normalize',
            'imagenet_denormalize', 'paper_layout', 'load_paper_npz']
 
 # %% ../nbs/02_image_inpainting.ipynb #3688499b
@@ -129,22 +129,11 @@ def random_masks(key: PRNGKeyArray,  # random key for the batch
     return jax.vmap(make_masks, in_axes=(0, None, None, None))(jax.random.split(key, B), N, n_chosen, n_keep)
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
-@dataclass(frozen=True)
-class ImageETConfig:
-    "Shapes and descent settings of an `ImageEnergyTransformer`; JSON round-trips with `to_dict`/`from_dict`."
-    image_shape: tuple[int, int, int] = (1, 28, 28)  # (C, Hpx, Wpx)
-    patch_size: int = 4  # p
-    et: ETConfig = ETConfig(D=128, H=4, Y=32, M=512)  # the energy's configuration
-    alpha: float = 0.1  # descent step size (initial value of the model's traced `alpha`)
-    T: int = 12  # descent steps (static)
-    normalize: bool = False  # work relative to the mean of each image's visible pixels (per channel)
-
-    def __post_init__(self):
+class PatchGeometry:
+    "Image geometry shared by the image-model configs (fields `image_shape`, `patch_size`): patcher, N, Z, JSON dict"
+    def _check_geometry(self):
         object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
         Patcher(self.image_shape, self.patch_size)  # validates the sizes
-        if not isinstance(self.et, ETConfig): raise TypeError(f"et must be an ETConfig, got {type(self.et).__name__}")
-        if not self.alpha > 0: raise ValueError(f"alpha must be > 0, got {self.alpha}")
-        if not isinstance(self.T, (int, np.integer)) or self.T < 1: raise ValueError(f"T must be an int >= 1, got {self.T!r}")
 
     @property
     def patcher(self) -> Patcher: return Patcher(self.image_shape, self.patch_size)
@@ -156,6 +145,22 @@ class ImageETConfig:
     def to_dict(self) -> dict:
         "Plain JSON-serialisable dict."
         d = asdict(self); d["image_shape"] = list(self.image_shape); return d
+
+@dataclass(frozen=True)
+class ImageETConfig(PatchGeometry):
+    "Shapes and descent settings of an `ImageEnergyTransformer`; JSON round-trips with `to_dict`/`from_dict`."
+    image_shape: tuple[int, int, int] = (1, 28, 28)  # (C, Hpx, Wpx)
+    patch_size: int = 4  # p
+    et: ETConfig = ETConfig(D=128, H=4, Y=32, M=512)  # the energy's configuration
+    alpha: float = 0.1  # descent step size (initial value of the model's traced `alpha`)
+    T: int = 12  # descent steps (static)
+    normalize: bool = False  # work relative to the mean of each image's visible pixels (per channel)
+
+    def __post_init__(self):
+        self._check_geometry()
+        if not isinstance(self.et, ETConfig): raise TypeError(f"et must be an ETConfig, got {type(self.et).__name__}")
+        if not self.alpha > 0: raise ValueError(f"alpha must be > 0, got {self.alpha}")
+        if not isinstance(self.T, (int, np.integer)) or self.T < 1: raise ValueError(f"T must be an int >= 1, got {self.T!r}")
 
     @classmethod
     def from_dict(cls, d: dict) -> "ImageETConfig":
@@ -648,7 +653,7 @@ def show_memories(model: "ImageEnergyTransformer",  # a trained image model
 
 # %% ../nbs/02_image_inpainting.ipynb #inp031
 @dataclass(frozen=True)
-class MAEConfig:
+class MAEConfig(PatchGeometry):
     "Shapes of a `TransformerMAE`; JSON round-trips with `to_dict`/`from_dict`."
     image_shape: tuple[int, int, int] = (1, 28, 28)  # (C, Hpx, Wpx)
     patch_size: int = 4  # p
@@ -659,23 +664,12 @@ class MAEConfig:
     L: int = 12  # transformer blocks, each with its own weights
 
     def __post_init__(self):
-        object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
-        Patcher(self.image_shape, self.patch_size)  # validates the sizes
+        self._check_geometry()
         for k in ("D", "H", "Y", "M", "L"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"MAEConfig.{k} must be an int >= 1, got {v!r}")
 
-    @property
-    def patcher(self) -> Patcher: return Patcher(self.image_shape, self.patch_size)
-    @property
-    def N(self) -> int: return self.patcher.N
-    @property
-    def Z(self) -> int: return self.patcher.Z
-
-    def to_dict(self) -> dict:
-        "Plain JSON-serialisable dict."
-        d = asdict(self); d["image_shape"] = list(self.image_shape); return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "MAEConfig":
