@@ -29,12 +29,12 @@ from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, Tran
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'IMAGENET_MEAN', 'IMAGENET_STD', 'Patcher', 'mask_count', 'make_masks', 'random_masks',
-           'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEnergyTransformer', 'masked_mse',
-           'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'named_leaves', 'save_checkpoint', 'read_checkpoint',
-           'fill_tree', 'load_checkpoint', 'checkpoint_path', 'load_pretrained', 'animate_descent', 'inpaint_photo',
-           'read_photo', 'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories', 'show_memories',
-           'MAEConfig', 'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown', 'imagenet_normalize',
-           'imagenet_denormalize', 'paper_layout', 'load_paper_npz']
+           'keep_count', 'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEnergyTransformer',
+           'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'named_leaves', 'save_checkpoint',
+           'read_checkpoint', 'fill_tree', 'load_checkpoint', 'checkpoint_path', 'load_pretrained', 'animate_descent',
+           'inpaint_photo', 'read_photo', 'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories',
+           'show_memories', 'MAEConfig', 'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown',
+           'imagenet_normalize', 'imagenet_denormalize', 'paper_layout', 'load_paper_npz']
 
 # %% ../nbs/02_image_inpainting.ipynb #3688499b
 @dataclass(frozen=True)
@@ -124,9 +124,15 @@ def random_masks(key: PRNGKeyArray,  # random key for the batch
                  ) -> tuple[Bool[Array, "B N"], Bool[Array, "B N"]]:
     "`(chosen, masked)` for a batch: `mask_count(N, ratio)` chosen per image, `round(keep * chosen)` of them kept."
     n_chosen = mask_count(N, ratio)
-    if not 0 <= keep < 1: raise ValueError(f"keep fraction must be in [0, 1), got {keep}")
-    n_keep = min(n_chosen - 1, int(math.floor(keep * n_chosen + 0.5)))
+    n_keep = keep_count(n_chosen, keep)
     return jax.vmap(make_masks, in_axes=(0, None, None, None))(jax.random.split(key, B), N, n_chosen, n_keep)
+
+def keep_count(n_chosen: int,  # patches chosen per image
+               keep: float,  # fraction of them left visible (BERT-style), in [0, 1)
+               ) -> int:
+    "Chosen patches that keep their pixels: `keep * n_chosen` rounded half up, leaving at least one hidden."
+    if not 0 <= keep < 1: raise ValueError(f"keep fraction must be in [0, 1), got {keep}")
+    return min(n_chosen - 1, int(math.floor(keep * n_chosen + 0.5)))
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 class PatchGeometry:

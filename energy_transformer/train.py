@@ -28,7 +28,7 @@ from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from .core import ETConfig, count_params
 from .image import (ImageEnergyTransformer, ImageETConfig, baseline_mse, fill_tree, make_masks,
-                                      mask_count, masked_mse, psnr, random_masks, read_checkpoint, save_checkpoint)
+                                      keep_count, mask_count, masked_mse, psnr, random_masks, read_checkpoint, save_checkpoint)
 
 # %% auto #0
 __all__ = ['PRESETS', 'FROZEN', 'TrainConfig', 'preset', 'trainable', 'make_schedule', 'make_optimizer', 'masked_loss',
@@ -258,7 +258,7 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
     if tc.batch_size % mesh.size:
         raise ValueError(f"batch size {tc.batch_size} is not divisible by the number of devices {mesh.size}")
     n_chosen = mask_count(pt.N, tc.mask_ratio)
-    n_keep = min(n_chosen - 1, int(math.floor(tc.keep * n_chosen + 0.5)))
+    n_keep = keep_count(n_chosen, tc.keep)
     optimizer, train_step = _optimizer_and_step(tc, n_chosen, n_keep)
     params, static = eqx.partition(model, trainable(model))
     opt_state = optimizer.init(params)
@@ -282,8 +282,8 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
 
     ev_x, ev_mask = eval_set(test_x, pt.N, tc.eval_size, tc.mask_ratio)
     if "eval_baselines" not in log: log["eval_baselines"] = baselines(ev_x, ev_mask, pt)
-    batches = __import__("energy_transformer.data", fromlist=["BatchIterator"]).BatchIterator(
-        train_x, tc.batch_size, seed=tc.seed, flip=tc.flip)
+    from energy_transformer.data import BatchIterator
+    batches = BatchIterator(train_x, tc.batch_size, seed=tc.seed, flip=tc.flip)
     per_epoch = len(batches)
     base_key = jax.random.PRNGKey(tc.seed + 1)
 
@@ -308,6 +308,7 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
 
     stream = batch_stream(step)
     bar = tqdm(total=tc.steps, initial=step, disable=not progress, desc=name, dynamic_ncols=True, mininterval=1.0)
+    schedule = make_schedule(tc)
     window, t_win, n_win = [], time.time(), 0
     last = tc.steps if stop_at is None else min(stop_at, tc.steps)
     while step < last:
@@ -318,7 +319,7 @@ def train(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised 
             losses = np.asarray(jax.device_get(window)); window = []
             now = time.time(); log["train_time_s"] += now - t_win
             ips = n_win / max(now - t_win, 1e-9); t_win, n_win = now, 0
-            log["history"].append(dict(step=step, loss=float(losses.mean()), lr=float(make_schedule(tc)(step)),
+            log["history"].append(dict(step=step, loss=float(losses.mean()), lr=float(schedule(step)),
                                        images_per_s=round(ips, 1), time_s=round(log["train_time_s"], 2)))
             bar.set_postfix(loss=f"{losses.mean():.4f}", img_s=f"{ips:.0f}", refresh=False)
             if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
@@ -446,7 +447,7 @@ def benchmark_step(mc: ImageETConfig,  # model configuration (its `T` unless `T`
     opt = make_optimizer(tc)
     params, static = eqx.partition(model, trainable(model))
     opt_state = opt.init(params)
-    n_chosen = mask_count(mc.N, tc.mask_ratio); n_keep = int(math.floor(tc.keep * n_chosen + 0.5))
+    n_chosen = mask_count(mc.N, tc.mask_ratio); n_keep = keep_count(n_chosen, tc.keep)
     step = make_train_step(opt, n_chosen, n_keep, descend_kw=(("remat", remat), ("autograd", autograd)))
     images = jnp.asarray(np.random.default_rng(0).random((batch_size, *mc.image_shape), dtype=np.float32))
     key = jax.random.PRNGKey(1)
