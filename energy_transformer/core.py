@@ -31,9 +31,11 @@ class TransformerBlock(eqx.Module):
     b1: Float[Array, "M"]
     W2: Float[Array, "M D"] # MLP out
     b2: Float[Array, "D"]
+    causal: bool = eqx.field(static=True) # token C attends only to B <= C (a decoder block)
 
     def __init__(self, D: int, H: int, Y: int, M: int, # token dim, heads, head dim, MLP hidden
-                 *, key: PRNGKeyArray):
+                 *, key: PRNGKeyArray,
+                 causal: bool = False): # mask attention to earlier tokens
         ks = jax.random.split(key, 6)
         n = lambda k, shape, fan_in: jax.random.normal(k, shape, jnp.float32) / math.sqrt(fan_in)
         self.ln1, self.ln2 = eqx.nn.LayerNorm(D), eqx.nn.LayerNorm(D)
@@ -41,6 +43,7 @@ class TransformerBlock(eqx.Module):
         self.Wo = n(ks[3], (H, Y, D), H * Y)
         self.W1, self.b1 = n(ks[4], (D, M), D), jnp.zeros((M,), jnp.float32)
         self.W2, self.b2 = n(ks[5], (M, D), M), jnp.zeros((D,), jnp.float32)
+        self.causal = bool(causal)
 
     def __call__(self, x: Float[Array, "N D"]) -> Float[Array, "N D"]:
         D = self.Wq.shape[1]
@@ -48,7 +51,9 @@ class TransformerBlock(eqx.Module):
             raise ValueError(f"TransformerBlock: x must have shape (N, D) with D = {D}; got shape {tuple(x.shape)}")
         h = jax.vmap(self.ln1)(x)
         q, k, v = (jnp.einsum("nd,hdy->hny", h, W) for W in (self.Wq, self.Wk, self.Wv))
-        att = jax.nn.softmax(jnp.einsum("hcy,hby->hcb", q, k) / math.sqrt(q.shape[-1]), axis=-1)
+        s = jnp.einsum("hcy,hby->hcb", q, k) / math.sqrt(q.shape[-1])
+        if self.causal: s = jnp.where(np.tril(np.ones((x.shape[0],) * 2, bool)), s, -jnp.inf)
+        att = jax.nn.softmax(s, axis=-1)
         x = x + jnp.einsum("hcb,hby,hyd->cd", att, v, self.Wo)
         h = jax.vmap(self.ln2)(x)
         return x + jax.nn.gelu(h @ self.W1 + self.b1) @ self.W2 + self.b2
