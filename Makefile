@@ -15,7 +15,8 @@ setup:
 export: setup
 	$(BIN)/nbdev-export
 
-## Render the tutorial site into _docs/ (Quarto when installed, pandoc otherwise) and write README.md.
+## Render the tutorial site into _docs/ (Quarto when installed, pandoc otherwise) with its API page and
+## search index, and write README.md.
 site: export
 	$(PY) tools/build_site.py
 
@@ -40,7 +41,8 @@ pytest: setup
 test-slow: setup sync
 	$(BIN)/nbdev-test --n-workers 1 --timing --flags slow
 
-## Load every page of the built site in headless Chromium, with screenshots in _docs/_screenshots/.
+## Load every page of the built site in headless Chromium (links and anchors, math, 390 px width, search);
+## screenshots in screenshots/ (not published).
 browser-test: site
 	$(PY) tools/browser_test.py
 

@@ -1,6 +1,12 @@
 """Tests of the project's tools (tools/build_site.py, tools/browser_test.py, tools/check_sync.py) and of the
 notebook-test command, on a tiny nbdev project built in a temporary folder (independent of the real notebooks)."""
-import base64, io, json, re, shutil, subprocess, sys
+import base64
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -12,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
 sys.path.insert(0, str(TOOLS))
 import build_site  # noqa: E402
+import site_api  # noqa: E402
+import site_nav  # noqa: E402
+import site_search  # noqa: E402
 
 PY = sys.executable
 BIN = Path(PY).parent
@@ -55,7 +64,9 @@ website:
     contents:
       - index.ipynb
       - section: Tutorials
-        contents: [00_topic.ipynb]
+        contents: [00_topic.ipynb, 01_not_written_yet.ipynb]
+      - text: "API reference"
+        href: api.html
 """
 
 
@@ -82,7 +93,8 @@ def make_project(root: Path) -> Path:
     Image.new("P", (8, 8), 1).save(root / "nbs" / "images" / "dot.gif")
     index = _nb([
         new_markdown_cell("# tinyproj\n\n> A tiny project with $x^2$ in it."),
-        new_markdown_cell("Intro with inline math $a+b$ and a [topic link](00_topic.ipynb).\n\n"
+        new_markdown_cell("Intro with inline math $a+b$ and a [topic link](00_topic.ipynb), a [link to a section]"
+                          "(00_topic.ipynb#measured-quality) and ![a dot](images/dot.gif).\n\n"
                           "## Usage\n\nRun `make site`, then `make test`."),
     ])
     plot = new_code_cell("#| code-fold: true\n#| fig-cap: A red box\nshow_a_plot()", execution_count=None)
@@ -93,6 +105,12 @@ def make_project(root: Path) -> Path:
         new_code_cell("#| hide\nSECRET_HIDDEN_CELL = 1"),
         new_code_cell('#| export\ndef add(a, # first\n        b, # second\n       ):\n    "Add `a` and `b`"\n'
                       "    return a + b"),
+        new_code_cell('#| export\nclass Box:\n    "A box"\n    def __init__(self, w): self.w = w\n'
+                      '    def area(self):\n        "Area of the box"\n        return self.w ** 2\n'
+                      '    def _hidden(self): return 0'),
+        new_code_cell("from nbdev.showdoc import show_doc"),
+        new_code_cell("show_doc(Box.area)"),
+        new_markdown_cell("## 7. Measured quality\n\nThe word zyzzyva appears only here.\n\n## Measured quality"),
         new_markdown_cell("The energy\n\n$$E(\\sigma) = -\\frac{1}{2}\\sum_{\\mu} (\\xi_\\mu \\cdot \\sigma)^2$$\n\n"
                           "is quadratic in $\\sigma$.\n\n"
                           ":::{.callout-note}\n## Careful\nFlipping every bit keeps $E$.\n:::\n\n"
@@ -103,6 +121,7 @@ def make_project(root: Path) -> Path:
         new_code_cell("#| echo: false\nprint('only the output')", execution_count=None),
     ])
     topic.cells[-1].outputs = [new_output("stream", name="stdout", text="ECHO_FALSE_OUTPUT\n")]
+    (root / "settings.ini").unlink(missing_ok=True)
     nbformat.write(index, root / "nbs" / "index.ipynb")
     nbformat.write(topic, root / "nbs" / "00_topic.ipynb")
     return root
@@ -113,6 +132,7 @@ def site(tmp_path_factory):
     "The tiny project, rendered once by tools/build_site.py with pandoc."
     if not HAVE_PANDOC: pytest.skip("pandoc is not installed")
     root = make_project(tmp_path_factory.mktemp("tiny"))
+    subprocess.run([str(BIN / "nbdev-export")], cwd=root, check=True, capture_output=True)
     r = subprocess.run([PY, str(TOOLS / "build_site.py"), "--root", str(root), "--force-pandoc"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -163,7 +183,8 @@ def test_figures_and_images_are_files(site):
     figs = [s for s in srcs if s.endswith(".png")]
     assert figs and all(s.startswith("topic_files/") for s in figs)
     for s in srcs: assert (docs / s).is_file(), s
-    assert re.search(r'<figure>\s*<img\s+src="topic_files/[^"]+\.png"[^>]*>\s*<figcaption[^>]*>A red box</figcaption>', html)
+    assert re.search(r'<figure>\s*<img\s+src="topic_files/[^"]+\.png"[^>]*>\s*'
+                     r'<figcaption[^>]*>A red box</figcaption>', html)
 
 
 def test_code_fold_hidden_cells_echo_and_show_doc(site):
@@ -186,8 +207,74 @@ def test_readme_from_index(site):
     readme = (site[0] / "README.md").read_text()
     assert readme.startswith("# tinyproj\n\n> A tiny project with $x^2$ in it.")
     assert "$a+b$" in readme and "## Usage" in readme and "`make site`" in readme
-    assert "(https://example.org/tinyproj/topic.html)" in readme      # doc links point at the hosted site
+    assert "(nbs/00_topic.ipynb)" in readme                            # relative: works in a checkout
+    assert "(nbs/00_topic.ipynb#measured-quality)" in readme and "(nbs/images/dot.gif)" in readme
+    assert "https://example.org" not in readme
     assert "<div" not in readme
+
+
+def test_heading_ids_are_quartos(site):
+    html = (site[0] / "_docs" / "topic.html").read_text()
+    assert '<h2 id="measured-quality">7. Measured quality' in html            # leading number dropped
+    assert '<h2 id="measured-quality-1">Measured quality' in html            # repeats numbered
+    assert '<h3 id="box.area">Box.area</h3>' in html                        # show_doc of a method keeps the dot
+    assert 'href="topic.html#measured-quality"' in (site[0] / "_docs" / "index.html").read_text()
+
+
+def test_missing_sidebar_notebook_is_skipped_with_a_note(site):
+    root, out = site
+    assert "01_not_written_yet.ipynb, which does not exist yet" in out
+    assert "not_written_yet" not in (root / "_docs" / "index.html").read_text()
+
+
+def test_api_page_lists_every_public_name_with_links(site):
+    docs = site[0] / "_docs"
+    html = (docs / "api.html").read_text()
+    assert '<h2 id="tinyproj.core">tinyproj.core</h2>' in html
+    assert '<h3 id="add">add</h3>' in html and '<h3 id="box">Box</h3>' in html
+    assert '<h4 id="box.area">Box.area</h4>' in html and "_hidden" not in html
+    for name, href in [("add", "topic.html#add"), ("box.area", "topic.html#box.area")]:
+        sec = html[html.index(f'id="{name}"'):]
+        assert f'href="{href}"' in sec[:sec.index("<h", 10)]                  # its section on the tutorial page
+    side = html[html.index('id="sidebar"'):]
+    assert re.search(r'class="sidebar-link active" aria-current="page" href="api.html">API reference<', side)
+
+
+def test_public_methods_of_a_class():
+    class A:
+        x: int = 1
+        def __init__(self): pass
+        def __call__(self): pass
+        def f(self): pass
+        @property
+        def p(self): return 1
+        @classmethod
+        def make(cls): return cls()
+        def _private(self): pass
+    class B(A):
+        def g(self): pass
+    assert site_api.public_methods(A) == ["__call__", "f", "p", "make"]
+    assert site_api.public_methods(B) == ["g"]                               # inherited ones are A's
+
+
+def test_search_index_has_one_document_per_section(site):
+    docs = site[0] / "_docs"
+    js = (docs / "site_libs" / "search_index.js").read_text()
+    data = json.loads(js.removeprefix("window.SITE_SEARCH = ").rstrip().rstrip(";"))
+    by_url = {d["url"]: d for d in data["docs"]}
+    d = by_url["topic.html#measured-quality"]
+    assert d["title"] == "7. Measured quality" and d["page"] == "Topic" and "zyzzyva" in d["text"]
+    assert "zyzzyva" not in by_url["topic.html#measured-quality-1"]["text"]
+    assert (docs / "site_libs" / "lunr" / "lunr.min.js").exists()
+    if shutil.which("node"): assert data["index"]["fields"] == ["title", "text"]   # prebuilt by node
+
+
+def test_page_sections_leave_out_math_and_navigation():
+    html = ('<nav id="sidebar"><a>Pages</a></nav><main><p>Intro <span class="math inline">\\(x^2\\)</span> '
+            'text</p><nav class="page-navigation">Next</nav><h2 id="a">A <em>b</em></h2><p>Body</p></main>'
+            '<nav id="TOC">toc</nav>')
+    assert site_search.page_sections(html) == [{"id": "", "title": None, "text": "Intro text"},
+                                               {"id": "a", "title": "A b", "text": "Body"}]
 
 
 def test_build_fails_naming_missing_image_and_broken_notebook(tmp_path):
@@ -234,12 +321,16 @@ def test_prepare_notebook_applies_quarto_cell_options():
 
 def test_sidebar_tree_sections_globs_and_links(tmp_path):
     for n in ["index.ipynb", "00_a.ipynb", "01_b.ipynb", "_hidden.ipynb"]: (tmp_path / n).write_text("{}")
-    tree = build_site.sidebar_tree(["index.ipynb", {"section": "S", "contents": ["0*.ipynb"]},
-                                    {"text": "Ext", "href": "https://x.org"}], tmp_path)
-    assert build_site.tree_pages(tree) == ["index.ipynb", "00_a.ipynb", "01_b.ipynb"]
+    tree = site_nav.sidebar_tree(["index.ipynb", {"section": "S", "contents": ["0*.ipynb"]},
+                                  {"text": "Ext", "href": "https://x.org"}], tmp_path)
+    assert site_nav.tree_pages(tree) == ["index.ipynb", "00_a.ipynb", "01_b.ipynb"]
     assert tree[2] == {"link": "https://x.org", "text": "Ext"}
-    assert build_site.tree_pages(build_site.sidebar_tree(["auto"], tmp_path)) == \
+    assert site_nav.tree_pages(site_nav.sidebar_tree(["auto"], tmp_path)) == \
         ["00_a.ipynb", "01_b.ipynb", "index.ipynb"]
+    pruned = site_nav.prune_tree(tree, {"00_a.ipynb", "01_b.ipynb"})          # a section left empty goes too
+    assert site_nav.tree_pages(pruned) == ["index.ipynb"] and len(pruned) == 2
+    api, title = site_nav.use_api_page([{"section": "L", "href": None, "items": [{"link": "api.html", "text": "API"}]}])
+    assert api[0]["items"] == [{"page": site_nav.API_SRC, "text": "API"}] and title == "API"
 
 
 # ----------------------------------------------------------------------------------------- browser_test.py
@@ -248,24 +339,34 @@ def test_browser_test_passes_then_names_page_and_problems(site, tmp_path):
     root = site[0]
     docs = tmp_path / "docs"
     shutil.copytree(root / "_docs", docs)
-    run = lambda: subprocess.run([PY, str(TOOLS / "browser_test.py"), "--root", str(root), "--docs", str(docs)],
-                                 capture_output=True, text=True, timeout=300)
+    shots = tmp_path / "shots"
+    run = lambda *a: subprocess.run([PY, str(TOOLS / "browser_test.py"), "--root", str(root), "--docs", str(docs),
+                                     "--shots", str(shots), "--search", "zyzzyva",
+                                     "--expect", r"^topic\.html#measured-quality$", *a],
+                                    capture_output=True, text=True, timeout=300)
     r = run()
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "browser test: 2 pages, 0 failed" in r.stdout
-    shots = sorted(p.name for p in (docs / "_screenshots").glob("*.png"))
-    assert shots == ["index.png", "topic.png"]
+    assert "browser test: 3 pages, 0 failed" in r.stdout
+    assert sorted(p.name for p in shots.glob("*.png")) == ["api.png", "api__390px.png", "index.png",
+                                                           "index__390px.png", "topic.png", "topic__390px.png"]
+    assert not list(docs.rglob("*.png")) or not any("shot" in str(p) for p in docs.rglob("*.png"))
+    r = run("--shots", str(docs / "_screenshots"))                               # never into the published site
+    assert r.returncode == 1 and "published" in r.stderr
     page = docs / "topic.html"
     page.write_text(page.read_text().replace(
-        "<main", '<p>left raw: $$x^2$$ and ::: here</p><img src="missing.png"><main', 1))
-    r = run()
+        "<main", '<p>left raw: $$x^2$$ and ::: here</p><img src="missing.png"><a href="index.html#nowhere">x</a>'
+        '<div style="width: 900px">too wide</div><main', 1))
+    r = run("--search", "nonexistentword")
     assert r.returncode == 1
-    assert "browser test: 2 pages, 1 failed" in r.stdout
+    assert "browser test: 3 pages, 2 failed" in r.stdout
     err = r.stderr
     assert "topic.html: image did not load: missing.png" in err
     assert "topic.html: raw display math '$$'" in err and "topic.html: a fenced-div marker ':::'" in err
     assert "topic.html: HTTP 404 for /missing.png" in err
-    assert "index.html:" not in err
+    assert "topic.html: broken link to index.html#nowhere (no such id on that page)" in err
+    assert "topic.html: scrolls sideways at 390 px" in err and "div (right edge" in err
+    assert "search for 'nonexistentword' shows no results" in err
+    assert "index.html:" not in err and "api.html:" not in err
 
 
 # ------------------------------------------------------------------------------------------- check_sync.py

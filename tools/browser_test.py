@@ -3,22 +3,38 @@
 
 The site is served on 127.0.0.1 (a free port, a threaded http.server in this process). The pages are the
 sidebar links of the home page, which must cover every page that `_quarto.yml`'s sidebar lists. For each
-page: wait for MathJax to finish, save a full-page screenshot, and report a failure when
+page: wait for MathJax to finish, save full-page screenshots at the desktop width and at 390 px (a phone),
+and report a failure when
 * an <img> did not load (naturalWidth 0) or the server answered 404 to any request of the page,
 * math is left raw (TeX delimiters or commands in the visible text, math that MathJax did not typeset, or
   a MathJax error),
 * `:::` or `$$` leaks into the visible text (code blocks excepted),
-* a link to another file of the site points at nothing,
+* a link into the site points at nothing: a missing file, or a `#fragment` that is no id of its page,
+* the page scrolls sideways at 390 px,
 * the browser console shows a SEVERE message.
+Once, on the home page: at 390 px the sidebar is hidden and its toggle shows it; the search box finds the
+expected section for a query (by default "Lagrangian" -> the energy layer norm section).
 
-Usage: python tools/browser_test.py [--docs _docs] [--shots _docs/_screenshots] [--width 1400]
+Screenshots go to ROOT/screenshots/ (git-ignored), never into the published folder.
+Usage: python tools/browser_test.py [--docs _docs] [--shots screenshots] [--width 1400]
 Needs Debian's chromium and chromium-driver (`make setup` installs them) and selenium.
 """
 from __future__ import annotations
 
-import argparse, functools, http.server, os, re, shutil, sys, tempfile, threading, time
+import argparse
+import functools
+import http.server
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote, urlsplit
+
+from site_nav import load_quarto_yml, prune_tree, sidebar_tree, tree_pages, use_api_page
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -30,6 +46,10 @@ RAW_TEXT = [(":::", "a fenced-div marker ':::'"), ("$$", "raw display math '$$'"
             ("\\begin{", "a raw LaTeX environment '\\begin{'"), ("\\frac", "raw TeX '\\frac'")]
 RE_DOLLAR_TEX = re.compile(r"\$\s*\\[A-Za-z]+")          # "$\alpha" : dollar math that was never parsed
 MAX_SHOT_H = 30000
+PHONE = 390
+SEARCH_QUERY = "Lagrangian"
+SEARCH_EXPECT = r"energy_transformer\.html#(energylayernorm|[a-z0-9.-]*layer-norm[a-z0-9.-]*)$"
+RE_ID = re.compile(r"""\bid=["']([^"']+)["']""")
 
 # Visible text outside code, as the reader sees it (no <pre>/<code>/<script>, no hidden elements).
 JS_TEXT = r"""
@@ -58,7 +78,7 @@ const untypeset = scripts.filter(s => !document.getElementById(s.id + '-Frame'))
 const pandocMath = document.querySelectorAll('span.math, .math').length;
 const rendered = document.querySelectorAll('.MathJax_CHTML, .MathJax, .MathJax_Display, mjx-container, math').length;
 const errors = [...document.querySelectorAll('.MathJax_Error, .mjx-merror, [data-mjx-error], .noError, mjx-merror')]
-  .map(e => e.textContent.slice(0, 80));
+  .map(e => e.textContent.slice(0, 80)).concat((window.mathjaxErrors || []).map(e => e.slice(0, 80)));
 return {scripts: scripts.length, untypeset, pandocMath, rendered, errors};
 """
 JS_IMAGES = r"""
@@ -66,6 +86,33 @@ return [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map
 """
 JS_LINKS = r"""
 return [...document.querySelectorAll('a[href]')].map(a => a.href);
+"""
+# Elements that stick out on the right of a narrow window (inside no scrolling or clipping box).
+JS_OVERFLOW = r"""
+const W = document.documentElement.clientWidth, over = document.documentElement.scrollWidth - W;
+if (over <= 0) return {over, culprits: []};
+const clips = e => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+  const o = getComputedStyle(a).overflowX; if (o !== 'visible') return true; } return false; };
+const culprits = [];
+for (const e of document.body.querySelectorAll('*')) {
+  const r = e.getBoundingClientRect();
+  if (r.right > W + 1 && r.width > 0 && !clips(e) && getComputedStyle(e).position !== 'fixed') {
+    culprits.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+                  (e.className && typeof e.className === 'string'
+                   ? '.' + e.className.trim().split(/\s+/).join('.') : '') +
+                  ' (right edge ' + Math.round(r.right) + ' px)');
+    if (culprits.length >= 3) break; }
+}
+return {over, culprits};
+"""
+JS_SIDEBAR_STATE = r"""
+const s = document.getElementById('sidebar'); if (!s) return null;
+const r = s.getBoundingClientRect(), st = getComputedStyle(s);
+return {visible: st.visibility !== 'hidden' && st.display !== 'none' && r.right > 0 && r.left < innerWidth
+                 && r.width > 0};
+"""
+JS_SEARCH_RESULTS = r"""
+return [...document.querySelectorAll('#search-results a.search-result')].map(a => a.href);
 """
 JS_SIDEBAR = r"""
 const links = document.querySelectorAll('#sidebar a.sidebar-link, #quarto-sidebar a.sidebar-link, nav.sidebar a');
@@ -84,7 +131,11 @@ class Server:
             def log_request(self, code="-", size="-"):
                 if str(code).isdigit() and int(code) >= 400: errors.append((current["page"], int(code), self.path))
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+        class Quiet(http.server.ThreadingHTTPServer):
+            def handle_error(self, request, client_address):   # the browser dropping a connection is no failure
+                if not isinstance(sys.exc_info()[1], ConnectionError): super().handle_error(request, client_address)
+
+        self.httpd = Quiet(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -93,19 +144,20 @@ class Server:
 
 
 def expected_pages(root: Path) -> int | None:
-    "How many pages the sidebar of _quarto.yml lists (None when there is no _quarto.yml)."
-    sys.path.insert(0, str(HERE))
-    import build_site
+    """How many pages the sidebar of _quarto.yml lists that the build renders: those whose notebook exists,
+    and the API page (None when there is no _quarto.yml)."""
     try:
         from nbdev.config import get_config
         nbs = Path(get_config(root).nbs_path)
     except Exception:
         nbs = root / "nbs"
-    qy = build_site.load_quarto_yml(root, nbs)
+    qy = load_quarto_yml(root, nbs)
     if not qy: return None
     sb = (qy.get("website") or {}).get("sidebar") or {}
     if isinstance(sb, list): sb = next((s for s in sb if s.get("contents")), sb[0] if sb else {})
-    return len(build_site.tree_pages(build_site.sidebar_tree(sb.get("contents") or ["auto"], nbs)))
+    tree = sidebar_tree(sb.get("contents") or ["auto"], nbs)
+    tree, _ = use_api_page(prune_tree(tree, {p for p in tree_pages(tree) if not (nbs / p).exists()}))
+    return len(tree_pages(tree))
 
 
 def make_driver(width: int, height: int, profile: str):
@@ -131,7 +183,65 @@ def screenshot(driver, path: Path, width: int):
     path.write_bytes(base64.b64decode(res["data"]))
 
 
-def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Path, width: int) -> list[str]:
+@functools.cache
+def page_ids(path: Path) -> frozenset:
+    "The ids of the elements of a page of the site (as written by the build; the site's script adds none)."
+    return frozenset(unquote(i) for i in RE_ID.findall(path.read_text(encoding="utf-8", errors="replace")))
+
+
+def link_problem(href: str, base: str, docs: Path) -> str | None:
+    "Why a link into the site resolves to nothing (None when it resolves; links elsewhere are not checked)."
+    if not href.startswith(base): return None
+    parts = urlsplit(href)
+    rel = unquote(parts.path).lstrip("/")
+    f = docs / rel
+    if f.is_dir(): f = f / "index.html"
+    if not f.is_file(): return f"broken link to {rel}"
+    frag = unquote(parts.fragment)
+    if frag and f.suffix == ".html" and frag not in page_ids(f):
+        return f"broken link to {rel or 'index.html'}#{frag} (no such id on that page)"
+    return None
+
+
+def check_home(driver, base: str, docs: Path, width: int, height: int, query: str, expect: str) -> list[str]:
+    "Once: the sidebar collapses at phone width and opens with its toggle; the search box finds `expect`."
+    probs = []
+    driver.get(base + "index.html")
+    driver.set_window_size(PHONE, height)
+    time.sleep(0.3)
+    state = driver.execute_script(JS_SIDEBAR_STATE)
+    if state is None: probs.append("no sidebar (#sidebar)")
+    elif state["visible"]: probs.append(f"the sidebar is not collapsed at {PHONE} px")
+    else:
+        btns = driver.find_elements("id", "sidebar-toggle")
+        if not btns or not btns[0].is_displayed(): probs.append(f"no sidebar toggle at {PHONE} px")
+        else:
+            btns[0].click()
+            time.sleep(0.4)
+            if not driver.execute_script(JS_SIDEBAR_STATE)["visible"]:
+                probs.append("the sidebar toggle does not show the sidebar")
+    driver.set_window_size(width, height)
+    driver.get(base + "index.html")
+    boxes = driver.find_elements("id", "search-input")
+    if not boxes: return probs + ["no search box (#search-input) in the navbar"]
+    boxes[0].click()
+    boxes[0].send_keys(query)
+    hrefs, t0 = [], time.time()
+    while not hrefs and time.time() - t0 < 15:
+        time.sleep(0.1)
+        hrefs = driver.execute_script(JS_SEARCH_RESULTS)
+    if not hrefs: return probs + [f"search for {query!r} shows no results"]
+    rels = [h[len(base):] if h.startswith(base) else h for h in hrefs]
+    if not any(re.search(expect, r) for r in rels[:5]):
+        probs.append(f"search for {query!r}: no result among the first 5 matches {expect!r}: {rels[:5]}")
+    for h in hrefs:
+        problem = link_problem(h, base, docs)
+        if problem: probs.append(f"search result: {problem}")
+    return probs
+
+
+def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Path, width: int,
+               height: int) -> list[str]:
     probs = []
     server.current["page"] = url
     driver.get(url)
@@ -161,13 +271,18 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
         if i >= 0: probs.append(f"{what} in the visible text: ...{text[max(0, i - 40):i + 40]!r}...")
     mm = RE_DOLLAR_TEX.search(text)
     if mm: probs.append(f"raw dollar math in the visible text: ...{text[max(0, mm.start() - 30):mm.end() + 30]!r}...")
-    for href in driver.execute_script(JS_LINKS):
-        if not href.startswith(base): continue
-        rel = unquote(urlsplit(href).path).lstrip("/")
-        f = docs / rel
-        if rel and not (f.is_file() or (f.is_dir() and (f / "index.html").exists())):
-            probs.append(f"broken link to {rel}")
+    for href in dict.fromkeys(driver.execute_script(JS_LINKS)):
+        problem = link_problem(href, base, docs)
+        if problem: probs.append(problem)
     screenshot(driver, shot, width)
+    # a phone: nothing may stick out on the right
+    driver.set_window_size(PHONE, height)
+    time.sleep(0.3)
+    o = driver.execute_script(JS_OVERFLOW)
+    if o["over"] > 0:
+        probs.append(f"scrolls sideways at {PHONE} px ({o['over']} px too wide): " + ", ".join(o["culprits"]))
+    screenshot(driver, shot.with_name(shot.stem + f"__{PHONE}px.png"), PHONE)
+    driver.set_window_size(width, height)
     time.sleep(0.1)
     for e in driver.get_log("browser"):
         if e.get("level") == "SEVERE": probs.append(f"console error: {e.get('message', '')[:300]}")
@@ -180,13 +295,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=HERE.parent, help="project root (for _quarto.yml)")
     ap.add_argument("--docs", type=Path, default=None, help="built site (default ROOT/_docs)")
-    ap.add_argument("--shots", type=Path, default=None, help="screenshot folder (default DOCS/_screenshots)")
+    ap.add_argument("--shots", type=Path, default=None, help="screenshot folder (default ROOT/screenshots)")
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=1000)
+    ap.add_argument("--search", default=SEARCH_QUERY, help="query typed into the search box")
+    ap.add_argument("--expect", default=SEARCH_EXPECT,
+                    help="regex that one of the first 5 results (page.html#id) must match")
     a = ap.parse_args(argv)
     root = a.root.resolve()
     docs = (a.docs or root / "_docs").resolve()
-    shots = (a.shots or docs / "_screenshots").resolve()
+    shots = (a.shots or root / "screenshots").resolve()
+    if shots == docs or docs in shots.parents:
+        print(f"browser test: FAILED: screenshots would be published with the site ({shots})", file=sys.stderr)
+        return 1
     if not (docs / "index.html").exists():
         print(f"browser test: FAILED: no site at {docs} (run `make site` first)", file=sys.stderr); return 1
     for exe in (CHROMIUM, CHROMEDRIVER):
@@ -212,22 +333,25 @@ def main(argv=None):
                 driver.get_log("browser")   # drop what the first load logged; index is checked again below
                 server.errors.clear()
                 if want is not None and len(pages) < want:
-                    results["(sidebar)"] = [f"the home page's sidebar links {len(pages)} pages, _quarto.yml lists {want}"]
+                    results["(sidebar)"] = [f"the home page's sidebar links {len(pages)} pages, "
+                                            f"_quarto.yml lists {want}"]
                 for url in pages:
                     rel = url[len(base):]
                     shot = shots / (rel.replace("/", "__").removesuffix(".html") + ".png")
-                    results[rel] = check_page(driver, server, base, url, docs, shot, a.width)
+                    results[rel] = check_page(driver, server, base, url, docs, shot, a.width, a.height)
+                results["(home: sidebar, search)"] = check_home(driver, base, docs, a.width, a.height, a.search,
+                                                                a.expect)
             finally:
                 driver.quit()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     failed = {k: v for k, v in results.items() if v}
     for page, probs in results.items():
-        if page == "(sidebar)": continue
+        if page.startswith("("): continue
         print(f"  {'FAIL' if probs else 'ok  '} {page}")
     for page, probs in failed.items():
         for p in probs: print(f"browser test: {page}: {p}", file=sys.stderr)
-    n = len([k for k in results if k != "(sidebar)"])
+    n = len([k for k in results if not k.startswith("(")])
     print(f"browser test: {n} pages, {len(failed)} failed ({time.time() - t0:.1f} s); screenshots in {shots}")
     return 1 if failed else 0
 

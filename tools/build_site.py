@@ -6,18 +6,43 @@ With Quarto on PATH this is `nbdev-readme` + `nbdev-docs`. Without it, nbdev's o
 pandoc renders every page listed in the sidebar of `_quarto.yml` (title, navbar, sidebar order and
 sections, css, toc) with a Lua filter for Quarto's cell options and callouts (tools/site/quarto.lua), an
 HTML template (tools/site/template.html), math typeset by a local copy of Debian's MathJax, and the
-notebooks' figures extracted next to each page. Notebook code is not run (nbdev's processing only re-runs
-the import, export and show_doc cells that API docs need). README.md is pandoc's GitHub markdown of the
-processed `index.ipynb`, with documentation links pointing at the hosted site as `nbdev-readme` does.
+notebooks' figures extracted next to each page, an API reference page when the sidebar links `api.html`
+(tools/site_api.py), an offline lunr search index of every section (tools/site_search.py), and
+tools/site/site.js for the reader (collapsible sidebar, TOC that follows, copy buttons, heading anchors,
+search box). Heading ids are Quarto's (`energytransformer.grad`, `measured-quality`). Notebook code is not
+run (nbdev's processing only re-runs the import, export and show_doc cells that API docs need).
+README.md is pandoc's GitHub markdown of the processed `index.ipynb`, with relative links into `nbs/` that
+work in a checkout (and on GitHub).
 
 Usage: python tools/build_site.py [--root DIR] [--force-pandoc] [--no-readme] [--workers N]
 """
 from __future__ import annotations
 
-import argparse, fnmatch, html, json, os, re, shutil, subprocess, sys, tempfile, time
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import yaml
+from site_api import API_HTML, ApiPage, load_modidx
+from site_nav import (
+    API_SRC,
+    load_quarto_yml,
+    navbar_html,
+    page_nav_html,
+    prune_tree,
+    sidebar_html,
+    sidebar_tree,
+    tree_pages,
+    use_api_page,
+)
+from site_search import write_search
 
 HERE = Path(__file__).resolve().parent
 SITE = HERE / "site"
@@ -26,8 +51,13 @@ MATHJAX = Path("/usr/share/javascript/mathjax")
 MATHJAX_PARTS = ["MathJax.js", "config/TeX-AMS_CHTML.js", "extensions", "jax/element", "jax/input/TeX",
                  "jax/output/CommonHTML", "fonts/HTML-CSS/TeX/woff", "localization/en"]
 # Quarto reads notebook markdown with pandoc's markdown; these are the parts the notebooks use.
-READER = ("ipynb+fenced_divs+bracketed_spans+link_attributes+implicit_figures+footnotes+definition_lists"
+# Heading ids come from tools/site/quarto.lua (Quarto's, which keep `.`), hence -auto_identifiers.
+READER = ("ipynb-auto_identifiers+fenced_divs+bracketed_spans+link_attributes+implicit_figures+footnotes"
+          "+definition_lists"
           "+header_attributes+fenced_code_attributes+inline_code_attributes+raw_attribute+smart")
+
+
+MD_READER = READER.replace("ipynb", "markdown", 1)
 
 
 class BuildError(Exception):
@@ -41,61 +71,6 @@ def find_root(start: Path) -> Path:
     for d in [start, *start.parents]:
         if (d / "pyproject.toml").exists() or (d / "settings.ini").exists(): return d
     raise BuildError(f"no pyproject.toml found above {start}")
-
-
-# ---------------------------------------------------------------------------------------------- _quarto.yml
-def load_quarto_yml(root: Path, nbs: Path) -> dict:
-    for p in (root / "_quarto.yml", nbs / "_quarto.yml"):
-        if p.exists(): return yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    return {}
-
-
-def _nb_files(nbs: Path) -> list[str]:
-    "Every page source in `nbs`, as nbdev would find them (no hidden or underscore files)."
-    out = []
-    for p in sorted(nbs.rglob("*")):
-        rel = p.relative_to(nbs)
-        if p.suffix not in (".ipynb", ".qmd", ".md") or any(s.startswith((".", "_")) for s in rel.parts): continue
-        if ".ipynb_checkpoints" in rel.parts: continue
-        out.append(rel.as_posix())
-    return out
-
-
-def sidebar_tree(contents, nbs: Path) -> list[dict]:
-    """Sidebar `contents` of _quarto.yml as a tree of {'page': src} | {'link': href, 'text': t} |
-    {'section': title, 'href': src|None, 'items': [...]}; globs and `auto` expand to the notebooks."""
-    all_files = _nb_files(nbs)
-    tree = []
-    for item in contents or []:
-        if isinstance(item, str):
-            if item == "auto" or any(c in item for c in "*?["):
-                pat = "*" if item == "auto" else item
-                tree += [{"page": f} for f in all_files if fnmatch.fnmatch(f, pat)]
-            else:
-                tree.append({"page": item})
-        elif isinstance(item, dict) and "section" in item:
-            tree.append({"section": str(item["section"]), "href": item.get("href"),
-                         "items": sidebar_tree(item.get("contents") or [], nbs)})
-        elif isinstance(item, dict) and "auto" in item:
-            pat = item["auto"] if isinstance(item["auto"], str) else "*"
-            tree += [{"page": f} for f in all_files if fnmatch.fnmatch(f, pat)]
-        elif isinstance(item, dict) and "href" in item:
-            href = str(item["href"])
-            if Path(href).suffix in (".ipynb", ".qmd", ".md") and "://" not in href:
-                tree.append({"page": href, "text": item.get("text")})
-            else:
-                tree.append({"link": href, "text": item.get("text") or href})
-    return tree
-
-
-def tree_pages(tree) -> list[str]:
-    out = []
-    for t in tree:
-        if "page" in t: out.append(t["page"])
-        elif "section" in t:
-            if t.get("href"): out.append(t["href"])
-            out += tree_pages(t["items"])
-    return list(dict.fromkeys(out))
 
 
 # ------------------------------------------------------------------------------------ processed notebooks
@@ -180,70 +155,6 @@ def prepare_notebook(nb: dict) -> tuple[dict, dict]:
     return front, nb
 
 
-# ------------------------------------------------------------------------------------------------ html bits
-def _esc(s) -> str: return html.escape(str(s), quote=True)
-
-
-def _href(target: str, pages: dict, prefix: str) -> str:
-    "A navbar/sidebar href: page sources map to their html, relative links get the page's root prefix."
-    if "://" in target or target.startswith(("mailto:", "#")): return target
-    path, _, frag = target.partition("#")
-    if path in pages: path = pages[path]["html"]
-    elif path.endswith((".ipynb", ".qmd")): path = str(Path(path).with_suffix(".html"))
-    return prefix + path + (("#" + frag) if frag else "")
-
-
-def navbar_html(site: dict, pages: dict, prefix: str) -> str:
-    nav = site.get("navbar") or {}
-    title = site.get("title") or ""
-    parts = [f'<a class="navbar-brand" href="{prefix}index.html">{_esc(title)}</a>']
-    for side in ("left", "right"):
-        items = []
-        for it in nav.get(side) or []:
-            if isinstance(it, str): it = {"href": it}
-            href = it.get("href")
-            if not href: continue
-            text = it.get("text") or (it.get("icon") or "").capitalize().replace("Github", "GitHub") or href
-            if not it.get("text") and href in pages: text = pages[href]["title"]
-            ext = ' target="_blank" rel="noopener"' if "://" in str(href) else ""
-            items.append(f'<li><a class="nav-link" href="{_esc(_href(str(href), pages, prefix))}"{ext}>'
-                         f'{_esc(text)}</a></li>')
-        if items: parts.append(f'<ul class="navbar-nav navbar-{side}">' + "".join(items) + "</ul>")
-    return "\n".join(parts)
-
-
-def sidebar_html(tree, pages: dict, current: str, prefix: str) -> str:
-    def item(t):
-        if "page" in t:
-            p = pages.get(t["page"])
-            if p is None: return ""
-            cur = t["page"] == current
-            cls = "sidebar-link active" if cur else "sidebar-link"
-            aria = ' aria-current="page"' if cur else ""
-            return (f'<li class="sidebar-item"><a class="{cls}"{aria} href="{_esc(prefix + p["html"])}">'
-                    f'{_esc(t.get("text") or p["title"])}</a></li>')
-        if "link" in t:
-            return (f'<li class="sidebar-item"><a class="sidebar-link" href="{_esc(_href(t["link"], pages, prefix))}">'
-                    f'{_esc(t["text"])}</a></li>')
-        head = _esc(t["section"])
-        if t.get("href") and t["href"] in pages:
-            head = f'<a href="{_esc(prefix + pages[t["href"]]["html"])}">{head}</a>'
-        return (f'<li class="sidebar-section"><span class="sidebar-section-title">{head}</span>'
-                f'<ul class="sidebar-section-items">' + "".join(item(s) for s in t["items"]) + "</ul></li>")
-    return '<ul class="sidebar-menu">' + "".join(item(t) for t in tree) + "</ul>"
-
-
-def page_nav_html(order: list[str], pages: dict, current: str, prefix: str) -> str:
-    i = order.index(current)
-    out = []
-    if i > 0:
-        p = pages[order[i - 1]]
-        out.append(f'<a class="nav-prev" href="{_esc(prefix + p["html"])}">&larr; {_esc(p["title"])}</a>')
-    if i + 1 < len(order):
-        p = pages[order[i + 1]]
-        out.append(f'<a class="nav-next" href="{_esc(prefix + p["html"])}">{_esc(p["title"])} &rarr;</a>')
-    return "".join(out)
-
 
 # ---------------------------------------------------------------------------------------------------- build
 def run(cmd, cwd=None, what=""):
@@ -273,6 +184,7 @@ def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int) -> t
     """nbdev's processing of the notebooks into _proc/ (cached by modification time, as nbdev does).
     Returns the folder and {page: error message} for the notebooks that nbdev could not process."""
     import warnings
+
     from nbdev.serve import proc_nbs
     if str(root) not in sys.path: sys.path.insert(0, str(root))
     if workers > 0:
@@ -327,13 +239,16 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     site = qy.get("website") or {}
     html_fmt = ((qy.get("format") or {}).get("html") or {})
     sidebar = site.get("sidebar") or {}
-    if isinstance(sidebar, list): sidebar = next((s for s in sidebar if s.get("contents")), sidebar[0] if sidebar else {})
+    if isinstance(sidebar, list):
+        sidebar = next((s for s in sidebar if s.get("contents")), sidebar[0] if sidebar else {})
     tree = sidebar_tree(sidebar.get("contents") or ["auto"], nbs)
     srcs = tree_pages(tree)
     readme_nb = str(cfg.get("readme_nb", "index.ipynb"))
     if readme and readme_nb not in srcs and (nbs / readme_nb).exists(): srcs.append(readme_nb)
     missing = [s for s in srcs if not (nbs / s).exists()]
-    if missing: raise BuildError(f"_quarto.yml lists pages that do not exist in {nbs}: {', '.join(missing)}")
+    for s in missing: log(f"note: _quarto.yml lists {s}, which does not exist yet in {nbs}: skipped")
+    tree = prune_tree(tree, set(missing))
+    srcs = [s for s in srcs if s not in missing]
 
     proc, errors = process_notebooks(root, nbs, srcs, workers)
     if out.exists(): shutil.rmtree(out)
@@ -356,7 +271,7 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
             src.write_text(json.dumps(nb), encoding="utf-8")
             fmt = READER
         else:
-            front, src, fmt = {}, p if p.exists() else nbs / s, READER.replace("ipynb", "markdown", 1)
+            front, src, fmt = {}, p if p.exists() else nbs / s, MD_READER
             text = src.read_text(encoding="utf-8")
             if text.startswith("---"):
                 try: front = yaml.safe_load(text.split("---", 2)[1]) or {}
@@ -366,6 +281,9 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         htmlp = (Path(s).parent / name).as_posix()
         title = front.get("title") or Path(name).stem.replace("_", " ").capitalize()
         pages[s] = {"src": src, "fmt": fmt, "front": front, "html": htmlp, "title": str(title)}
+    tree, api_title = use_api_page(tree)
+    if api_title:
+        pages[API_SRC] = {"src": work / "api.md", "fmt": MD_READER, "front": {}, "html": API_HTML, "title": api_title}
 
     # 2. static files: the notebooks' folder (images, styles.css, ...), the theme, MathJax
     for f in sorted(proc.rglob("*")):
@@ -375,7 +293,7 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, out / rel)
     (out / "site_libs").mkdir(exist_ok=True)
-    shutil.copy2(SITE / "site.css", out / "site_libs" / "site.css")
+    for f in ("site.css", "site.js"): shutil.copy2(SITE / f, out / "site_libs" / f)
     copy_mathjax(out / "site_libs" / "mathjax")
 
     css = html_fmt.get("css") or []
@@ -385,10 +303,9 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     order = tree_pages(tree)
     warnings = {}
 
-    # 3. render each page
-    for s in order:
+    # 3. render each page; then the API page, whose links must resolve in the pages rendered before it
+    def render(s):
         p = pages[s]
-        if s in errors: continue
         depth = len(Path(p["html"]).parts) - 1
         prefix = "../" * depth
         dest = out / p["html"]
@@ -409,6 +326,7 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
                "-V", f"site-root={prefix}", "-V", "navbar=" + navbar_html(site, pages, prefix),
                "-V", "sidebar=" + sidebar_html(tree, pages, s, prefix)]
         if html_fmt.get("toc", False): cmd += ["--toc", f"--toc-depth={int(html_fmt.get('toc-depth', 3))}"]
+        if search: cmd += ["-V", "search=true"]
         for c in css: cmd += ["-V", f"css={prefix}{c}"]
         if site.get("page-navigation"): cmd += ["-V", "page-nav=" + page_nav_html(order, pages, s, prefix)]
         _, warn = run(cmd, cwd=dest.parent, what=f"pandoc on {s}")
@@ -419,9 +337,20 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         warn = [l for l in warn if "Could not fetch resource" not in l]
         if warn: warnings[s] = warn
 
+    search = site.get("search", (site.get("navbar") or {}).get("search", True)) is not False
+    for s in order:
+        if s not in errors and s != API_SRC: render(s)
+    if api_title:
+        write_api_page(pages, order, errors, out, cfg)
+        render(API_SRC)
+    if search:
+        n = write_search(out, [(pages[s]["html"], pages[s]["title"]) for s in order if s not in errors], log=log)
+        log(f"search index: {n['docs']} sections" + ("" if n["prebuilt"] else " (the browser builds the index)"))
+
     # 4. README.md from the processed index notebook
     readme_path = None
-    if readme and readme_nb in pages and readme_nb not in errors: readme_path = write_readme(root, pages[readme_nb], pagemap, cfg, work)
+    if readme and readme_nb in pages and readme_nb not in errors:
+        readme_path = write_readme(root, pages[readme_nb], pagemap, cfg, work)
     shutil.rmtree(work, ignore_errors=True)
     for s, w in warnings.items():
         for l in w: log(f"pandoc warning ({s}): {l}")
@@ -431,18 +360,30 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     return {"pages": [pages[s]["html"] for s in order], "out": out, "readme": readme_path}
 
 
+def write_api_page(pages: dict, order: list[str], errors: dict, out: Path, cfg):
+    "The markdown of the API reference page, linked to the sections of the pages rendered in `out`."
+    built = [s for s in order if s not in errors and s != API_SRC]
+    ids = {pages[s]["html"]: set(re.findall(r'\bid="([^"]+)"', (out / pages[s]["html"]).read_text(encoding="utf-8")))
+           for s in built}
+    api = ApiPage(str(cfg.lib_name), Path(cfg.lib_path), load_modidx(Path(cfg.lib_path)), ids,
+                  {pages[s]["html"]: pages[s]["title"] for s in built}, [pages[s]["html"] for s in built])
+    pages[API_SRC]["src"].write_text(api.markdown(), encoding="utf-8")
+    if api.errors: errors[API_SRC] = "modules left out of the API page:\n" + "\n".join(api.errors)
+    if api.unlinked:
+        log(f"note: {len(api.unlinked)} public names have no show_doc section on their page (the API page links "
+            "their class or page instead): " + ", ".join(n.split(".", 2)[-1] for n in api.unlinked))
+
+
 def write_readme(root: Path, page: dict, pagemap: dict, cfg, work: Path) -> Path:
-    "GitHub markdown of the processed index notebook, with links into the hosted docs (as nbdev_readme)."
-    meta = {"pagemap": pagemap}
+    "GitHub markdown of the processed index notebook; links to notebooks and images point into the notebooks' folder."
+    nbs_rel = os.path.relpath(Path(cfg.nbs_path).resolve(), root.resolve()).replace(os.sep, "/")
+    meta = {"pagemap": pagemap, "nbs_prefix": "" if nbs_rel == "." else nbs_rel + "/"}
     mfile = work / "readme.meta.yaml"
     mfile.write_text(yaml.safe_dump(meta), encoding="utf-8")
-    stem = Path(page["html"]).stem
+    # no --extract-media: images keep their paths (into nbs/), so README.md shows them in a checkout
     js, _ = run(["pandoc", str(page["src"]), "-f", page["fmt"], "-t", "json", "--lua-filter", str(SITE / "quarto.lua"),
-                 "--metadata-file", str(mfile), f"--extract-media={stem}_files"], cwd=root, what="pandoc (README)")
+                 "--metadata-file", str(mfile)], cwd=root, what="pandoc (README)")
     doc = json.loads(js)
-    if cfg.get("doc_host"):
-        from nbdev.readme_filter import rewrite_links
-        rewrite_links(doc["blocks"], cfg.doc_url, Path(cfg.readme_nb).parent.as_posix())
     doc["meta"] = {}
     md = _pandoc_stdin(json.dumps(doc), root)
     head = f"# {page['title']}\n\n"

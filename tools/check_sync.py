@@ -10,7 +10,14 @@ Usage: python tools/check_sync.py [--root DIR] [--no-clean]
 """
 from __future__ import annotations
 
-import argparse, difflib, filecmp, shutil, subprocess, sys, tempfile, time
+import argparse
+import difflib
+import filecmp
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

@@ -16,6 +16,7 @@ Quarto is not installed).
 local pagemap = {}     -- notebook path (as written in links) -> html file name
 local site_url = nil   -- hosted docs URL, e.g. https://org.github.io/proj (links into it become relative)
 local root = ""        -- relative path from the current page to the site root
+local nbs_prefix = ""  -- README.md: path from the README to the notebooks' folder (links to x.ipynb work in a checkout)
 
 local callout_titles = {note = "Note", tip = "Tip", warning = "Warning", important = "Important",
                         caution = "Caution"}
@@ -35,6 +36,7 @@ local function read_meta(meta)
   end
   if meta.site_url then site_url = pandoc.utils.stringify(meta.site_url) end
   if meta.site_root then root = pandoc.utils.stringify(meta.site_root) end
+  if meta.nbs_prefix then nbs_prefix = pandoc.utils.stringify(meta.nbs_prefix) end
   if root == "./" then root = "" end
   return meta
 end
@@ -49,6 +51,11 @@ local function fix_link(el)
   end
   if target:match("^%a[%w+.-]*:") then return nil end   -- external (http:, mailto:, ...)
   local path, frag = target:match("^([^#]*)(.*)$")
+  if not is_html() then   -- README.md: relative to the notebooks' folder, so links work in a checkout
+    if path == "" or target:match("^/") then return nil end
+    el.target = nbs_prefix .. path:gsub("^%./", "") .. frag
+    return el
+  end
   if path:match("%.ipynb$") or path:match("%.qmd$") then
     local page = pagemap[path] or pagemap[path:gsub("^%./", "")]
     if page then
@@ -59,6 +66,13 @@ local function fix_link(el)
     return el
   end
   return nil
+end
+
+local function fix_image(el)
+  -- README.md: images of the notebooks' folder, seen from the README
+  if is_html() or el.src:match("^%a[%w+.-]*:") or el.src:match("^/") or nbs_prefix == "" then return nil end
+  el.src = nbs_prefix .. el.src:gsub("^%./", "")
+  return el
 end
 
 -- Quarto's class names for outputs
@@ -161,7 +175,47 @@ local function raw_block(el)
   return nil
 end
 
+-- Heading ids as Quarto writes them (pandoc's markdown algorithm, which the ipynb reader does not use):
+-- lower case, `.` `_` `-` kept, other punctuation dropped, spaces to `-`, nothing before the first letter,
+-- `-1`, `-2` ... for repeats; so `7. Measured quality` -> `measured-quality` and nbdev's show_doc heading
+-- `EnergyTransformer.grad` -> `energytransformer.grad`. Explicit ids ({#id}) are kept.
+local used_ids = {}
+
+local function is_punct(c)
+  return (c >= 0x80 and c <= 0xBF) or c == 0xD7 or c == 0xF7 or (c >= 0x2000 and c <= 0x2BFF)
+    or (c >= 0x3000 and c <= 0x303F)
+end
+
+local function quarto_id(text)
+  local out = {}
+  for _, c in utf8.codes(text) do
+    local ch = utf8.char(c)
+    if c < 128 then
+      if ch:match("[%w_%.%-]") then out[#out + 1] = ch:lower()
+      elseif ch:match("%s") then out[#out + 1] = "-" end
+    elseif not is_punct(c) then
+      out[#out + 1] = pandoc.text.lower(ch)
+    end
+  end
+  local s = table.concat(out)
+  local first = s:find("[%a\192-\255]")
+  s = first and s:sub(first) or ""
+  if s == "" then s = "section" end
+  return s
+end
+
+local function header_id(el)
+  if el.identifier ~= "" then used_ids[el.identifier] = true; return nil end
+  local base = quarto_id(pandoc.utils.stringify(el.content))
+  local id, n = base, 0
+  while used_ids[id] do n = n + 1; id = base .. "-" .. n end
+  used_ids[id] = true
+  el.identifier = id
+  return el
+end
+
 return {
   {Meta = read_meta},
-  {Div = div, Link = fix_link, RawBlock = raw_block},
+  {Div = div, Link = fix_link, Image = fix_image, RawBlock = raw_block},
+  {Header = header_id},
 }

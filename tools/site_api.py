@@ -1,0 +1,120 @@
+"""The API reference page of the site (used by tools/build_site.py): every public name of every module of the
+package (its `__all__`), and every public method of each class, as nbdev's `show_doc` renders it (heading,
+source link, signature, documentation), each with a link to its section on the tutorial page that defines it.
+
+The links come from nbdev's module index (`_modidx.py`); a link is written only to an anchor that exists in
+the built page (else to the class's section, else to the page), so every link of the API page resolves."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+API_HTML = "api.html"
+API_TITLE = "API reference"
+DUNDERS = ("__call__",)   # special methods that are public API
+
+
+def public_methods(cls) -> list[str]:
+    "Names of the public methods, properties, class- and static methods defined by `cls` itself, in order."
+    out = []
+    for name, v in vars(cls).items():
+        if name.startswith("_") and name not in DUNDERS: continue
+        if isinstance(v, (classmethod, staticmethod, property)) or inspect.isfunction(v): out.append(name)
+    return out
+
+
+def _target(v):
+    "The function that show_doc documents for a class attribute."
+    if isinstance(v, (classmethod, staticmethod)): return v.__func__
+    if isinstance(v, property): return v.fget
+    return v
+
+
+def _show_doc(obj, name: str, level: int) -> str:
+    from nbdev.showdoc import show_doc
+    md = show_doc(obj, name=name, title_level=level)._repr_markdown_()
+    return re.sub(r"#LNone\)", ")", md).replace("\n---\n", "\n", 1).strip()
+
+
+def _constant_doc(name: str, obj, level: int) -> str:
+    text = repr(obj)
+    if len(text) > 200: text = text[:200] + " ..."
+    return f"{'#' * level} {name}\n\n`{type(obj).__name__}` constant:\n\n```python\n{name} = {text}\n```"
+
+
+class ApiPage:
+    "The markdown of the API page for the package at `lib_path`, with links checked against the built pages."
+    def __init__(self, lib_name: str, lib_path: Path, modidx: dict, page_ids: dict[str, set[str]],
+                 page_titles: dict[str, str], page_order: list[str]):
+        self.lib_name, self.lib_path, self.modidx = lib_name, Path(lib_path), modidx
+        self.page_ids, self.page_titles, self.page_order = page_ids, page_titles, page_order
+        self.unlinked: list[str] = []   # public names without a section of their own on a tutorial page
+        self.errors: list[str] = []     # modules that could not be imported (and so are not documented)
+
+    def modules(self) -> list[str]:
+        names = [p.stem for p in sorted(self.lib_path.glob("*.py")) if not p.stem.startswith("_")]
+        order = {h: i for i, h in enumerate(self.page_order)}
+        def page_rank(m):
+            syms = self.modidx.get("syms", {}).get(f"{self.lib_name}.{m}", {})
+            pages = [v[0].split("#")[0] for v in syms.values()]
+            return min((order.get(p, len(order)) for p in pages), default=len(order))
+        return sorted(names, key=lambda m: (page_rank(m), m))
+
+    def link(self, qualname: str, fallback: str | None = None) -> str | None:
+        "A resolving link to the section of `qualname` (module.Name[.method]) on its tutorial page."
+        syms = self.modidx.get("syms", {})
+        mod = ".".join(qualname.split(".")[:2])
+        entry = syms.get(mod, {}).get(qualname)
+        if entry is None: return fallback
+        page, _, anchor = entry[0].partition("#")
+        if page not in self.page_ids: return fallback
+        if anchor in self.page_ids[page]: return f"{page}#{anchor}"
+        self.unlinked.append(qualname)
+        return fallback or page
+
+    def _link_line(self, href: str | None) -> str:
+        if not href: return ""
+        page, _, anchor = href.partition("#")
+        return f"\n\nIn the tutorial: [{self.page_titles.get(page, page)}]({href})"
+
+    def markdown(self) -> str:
+        parts = [f"Every public name of `{self.lib_name}`, module by module (each module's `__all__`), and every "
+                 "public method of its classes: signature, documentation, and a link to the section of the "
+                 "tutorial page that introduces it, with the motivation, the equations and the tests."]
+        toc = []
+        for m in self.modules():
+            modname = f"{self.lib_name}.{m}"
+            try: mod = importlib.import_module(modname)
+            except Exception as e:
+                self.errors.append(f"{modname} does not import: {type(e).__name__}: {e}")
+                continue
+            names = list(getattr(mod, "__all__", []))
+            if not names: continue
+            toc.append(f"[`{modname}`](#{modname.lower()}) ({len(names)})")
+            doc = (mod.__doc__ or "").strip().splitlines()
+            parts.append(f"## {modname}" + (f"\n\n{doc[0]}" if doc else ""))
+            for name in names:
+                obj = getattr(mod, name)
+                href = self.link(f"{modname}.{name}")
+                if inspect.isclass(obj) or callable(obj):
+                    parts.append(_show_doc(obj, name, 3) + self._link_line(href))
+                else:
+                    parts.append(_constant_doc(name, obj, 3) + self._link_line(href))
+                if not inspect.isclass(obj): continue
+                for meth in public_methods(obj):
+                    target = _target(vars(obj)[meth])
+                    mhref = self.link(f"{modname}.{name}.{meth}", fallback=href)
+                    parts.append(_show_doc(target, f"{name}.{meth}", 4) + self._link_line(mhref))
+        parts.insert(1, "Modules: " + " · ".join(toc))
+        return "\n\n".join(parts) + "\n"
+
+
+def load_modidx(lib_path: Path) -> dict:
+    "nbdev's module index (`_modidx.py` holds one assignment `d = {...}`), read without importing it."
+    p = Path(lib_path) / "_modidx.py"
+    if not p.exists(): return {}
+    ns: dict = {}
+    exec(compile(p.read_text(encoding="utf-8"), str(p), "exec"), {}, ns)
+    return ns.get("d", {})
