@@ -355,7 +355,7 @@ def test_browser_test_passes_then_names_page_and_problems(site, tmp_path):
     page = docs / "topic.html"
     page.write_text(page.read_text().replace(
         "<main", '<p>left raw: $$x^2$$ and ::: here</p><img src="missing.png"><a href="index.html#nowhere">x</a>'
-        '<div style="width: 900px">too wide</div><main', 1))
+        '<div style="width: 900px">too wide</div><p><span class="math inline">\\(\\frac{1}{\\)</span></p><main', 1))
     r = run("--search", "nonexistentword")
     assert r.returncode == 1
     assert "browser test: 3 pages, 2 failed" in r.stdout
@@ -365,6 +365,7 @@ def test_browser_test_passes_then_names_page_and_problems(site, tmp_path):
     assert "topic.html: HTTP 404 for /missing.png" in err
     assert "topic.html: broken link to index.html#nowhere (no such id on that page)" in err
     assert "topic.html: scrolls sideways at 390 px" in err and "div (right edge" in err
+    assert "topic.html: MathJax error:" in err
     assert "search for 'nonexistentword' shows no results" in err
     assert "index.html:" not in err and "api.html:" not in err
 

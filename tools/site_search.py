@@ -70,24 +70,26 @@ def page_sections(html: str) -> list[dict]:
     return out
 
 
-def search_docs(out: Path, pages: list[tuple[str, str]]) -> list[dict]:
-    "Search documents of the rendered pages [(html path, page title)] in the site folder `out`."
+def search_docs(out: Path, pages: list[tuple[str, str]], boost: dict[str, float] | None = None) -> list[dict]:
+    """Search documents of the rendered pages [(html path, page title)] in the site folder `out`; `boost`
+    weighs the documents of a page (the API page ranks below the tutorial sections that explain a name)."""
     docs = []
     for html, title in pages:
         for s in page_sections((out / html).read_text(encoding="utf-8")):
             docs.append({"id": str(len(docs)), "url": html + (f"#{s['id']}" if s["id"] else ""),
-                         "title": s["title"] or title, "page": title, "text": s["text"]})
+                         "title": s["title"] or title, "page": title, "text": s["text"],
+                         "boost": (boost or {}).get(html, 1.0)})
     return docs
 
 
-def write_search(out: Path, pages: list[tuple[str, str]], log=print) -> dict:
+def write_search(out: Path, pages: list[tuple[str, str]], boost: dict[str, float] | None = None, log=print) -> dict:
     """Copy lunr into `out`/site_libs/lunr and write `out`/site_libs/search_index.js.
     Returns {'docs': n, 'prebuilt': bool}."""
     if not (LUNR / "lunr.min.js").exists():
         raise FileNotFoundError(f"lunr not found at {LUNR} (Debian package libjs-lunr)")
     (out / "site_libs" / "lunr").mkdir(parents=True, exist_ok=True)
     shutil.copy2(LUNR / "lunr.min.js", out / "site_libs" / "lunr" / "lunr.min.js")
-    docs = search_docs(out, pages)
+    docs = search_docs(out, pages, boost)
     index = None
     node = shutil.which("node") or shutil.which("nodejs")
     if node:

@@ -7,6 +7,6 @@ const idx = lunr(function () {
   this.ref("id");
   this.field("title", {boost: 10});
   this.field("text");
-  docs.forEach((d) => this.add(d), this);
+  docs.forEach((d) => this.add(d, {boost: d.boost}), this);
 });
 process.stdout.write(JSON.stringify(idx));

@@ -35,7 +35,7 @@
     var targets = links.map(function (a) { return document.getElementById(decodeURIComponent(a.getAttribute("href").slice(1))); });
     var current = null;
     function update() {
-      var offset = 90, best = -1;
+      var offset = Math.max(120, window.innerHeight * 0.3), best = -1;   // the section in the top third is current
       for (var i = 0; i < targets.length; i++) {
         if (targets[i] && targets[i].getBoundingClientRect().top <= offset) best = i;
       }
@@ -45,6 +45,9 @@
       if (current) current.classList.remove("active");
       if (a) a.classList.add("active");
       current = a;
+      if (a && toc.scrollHeight > toc.clientHeight + 4 && getComputedStyle(toc).position === "sticky") {
+        toc.scrollTop = Math.max(0, a.offsetTop - toc.clientHeight / 2);   // keep the current entry in view
+      }
     }
     var pending = false;
     window.addEventListener("scroll", function () {
@@ -120,7 +123,7 @@
           var idx = data.index ? lunr.Index.load(data.index) : lunr(function () {
             this.ref("id"); this.field("title", {boost: 10}); this.field("text");
             var self = this;
-            data.docs.forEach(function (d) { self.add(d); });
+            data.docs.forEach(function (d) { self.add(d, {boost: d.boost}); });
           });
           return {idx: idx, docs: docs};
         });
