@@ -344,8 +344,9 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         write_api_page(pages, order, errors, out, cfg)
         render(API_SRC)
     if search:
-        n = write_search(out, [(pages[s]["html"], pages[s]["title"]) for s in order if s not in errors],
-                         boost={API_HTML: 0.3}, log=log)
+        try: n = write_search(out, [(pages[s]["html"], pages[s]["title"]) for s in order if s not in errors],
+                              boost={API_HTML: 0.3}, log=log)
+        except FileNotFoundError as e: raise BuildError(f"{e}; `make setup` installs it") from None
         log(f"search index: {n['docs']} sections" + ("" if n["prebuilt"] else " (the browser builds the index)"))
 
     # 4. README.md from the processed index notebook
