@@ -227,17 +227,19 @@ def bench_descent(s: dict, roof: float) -> dict:
 # ------------------------------------------------------------------------------------- 3. training step
 def _train_step_parts(image_preset: str, batch: int, T: int, autograd: bool, remat: bool):
     "A compiled training step of the image model (train.py's loss and AdamW step) and its arguments."
-    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, mask_count
+    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
+    from energy_transformer.image_training import ImageTaskConfig, masked_image_loss
+    from energy_transformer.patches import keep_count, mask_count
     from energy_transformer.train import TrainConfig, make_optimizer, make_train_step, trainable
     mc = getattr(ImageETConfig, image_preset)(T=T)
     model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
-    tc = TrainConfig(batch_size=batch)
+    task, tc = ImageTaskConfig(), TrainConfig(batch_size=batch)
     opt = make_optimizer(tc)
     params, static = eqx.partition(model, trainable(model))
     opt_state = opt.init(params)
-    n_chosen = mask_count(mc.N, tc.mask_ratio)
-    n_keep = min(n_chosen - 1, int(math.floor(tc.keep * n_chosen + 0.5)))
-    step = make_train_step(opt, n_chosen, n_keep, descend_kw=(("remat", remat), ("autograd", autograd)))
+    n_chosen = mask_count(mc.N, task.mask_ratio)
+    loss_fn = masked_image_loss(n_chosen, keep_count(n_chosen, task.keep), (("remat", remat), ("autograd", autograd)))
+    step = make_train_step(loss_fn, opt)
     images = jnp.asarray(np.random.default_rng(0).random((batch, *mc.image_shape), dtype=np.float32))
     args = (params, static, opt_state, images, jax.random.PRNGKey(1))
     t0 = time.perf_counter()
@@ -334,7 +336,7 @@ def _shipped_logs() -> dict:
 
 
 def _recompute(model, test_x, n: int, ratio: float, seed: int = 1) -> dict:
-    from energy_transformer.train import baselines, eval_set, evaluate
+    from energy_transformer.evaluate import baselines, eval_set, evaluate
     fx, fmask = eval_set(test_x, model.patcher.N, n, ratio, seed=seed)
     return dict(n_images=len(fx), mask_ratio=ratio, model=evaluate(model, fx, fmask), **baselines(fx, fmask, model.patcher))
 
@@ -344,7 +346,8 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
     checkpoints (same fixed test masks as the log's final evaluation). With no shipped checkpoint and `--quick`,
     an untrained tiny model is evaluated instead, to exercise the code path."""
     from energy_transformer.data import load_images
-    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, load_checkpoint
+    from energy_transformer.checkpoint import load_checkpoint
+    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
     logs = _shipped_logs()
     rows = []
     for name, log in logs.items():
@@ -352,8 +355,8 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
         if not recompute or not ckpt.is_file() or log.get("model") != "ImageEnergyTransformer":
             rows.append(_quality_row(name, log["final"], f"energy_transformer/checkpoints/{name}.json", log.get("model")))
             continue
-        model = load_checkpoint(ckpt)
-        data = log.get("train_config", {}).get("data", name)
+        model = load_checkpoint(ckpt, ImageEnergyTransformer)
+        data = log.get("task_config", {}).get("data", name)
         n = s["quality_n"] or log["final"].get("n_images", 1000)
         rows.append(_quality_row(name, _recompute(model, load_images(data, "test"), n, 0.5), f"recomputed from {ckpt.name}",
                                  log.get("model")))

@@ -38,7 +38,9 @@ import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
 from energy_transformer.core import descend  # noqa: E402
-from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, make_masks, mask_count, masked_mse  # noqa: E402
+from energy_transformer.evaluate import masked_mse  # noqa: E402
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
+from energy_transformer.patches import make_masks, mask_count  # noqa: E402
 from energy_transformer.train import trainable  # noqa: E402
 from run import MIN_TIME, load, memory, timeit  # noqa: E402
 

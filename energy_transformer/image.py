@@ -7,132 +7,32 @@ Docs: https://energy-transformer.github.io/energy_transformer/image_inpainting.h
 # %% ../nbs/02_image_inpainting.ipynb #dcaa23f5
 from __future__ import annotations
 
-import importlib.resources
-import json
 import math
 import os
-import tempfile
 import zipfile
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from einops import rearrange
+from fastcore.script import call_parse
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from fastcore.script import call_parse
-
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, descend
+from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend
+from .data import load_images
+from .evaluate import baselines, eval_set, evaluate, masked_mse
+from .patches import Patcher, mask_count
+from .train import trainable
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FORMAT', 'IMAGENET_MEAN', 'IMAGENET_STD', 'Patcher', 'mask_count', 'make_masks', 'random_masks',
-           'keep_count', 'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEnergyTransformer',
-           'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'named_leaves', 'save_checkpoint',
-           'read_checkpoint', 'fill_tree', 'load_checkpoint', 'checkpoint_path', 'load_pretrained', 'animate_descent',
-           'inpaint_photo', 'read_photo', 'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories',
-           'show_memories', 'MAEConfig', 'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown',
-           'imagenet_normalize', 'imagenet_denormalize', 'paper_layout', 'load_paper_npz']
-
-# %% ../nbs/02_image_inpainting.ipynb #3688499b
-@dataclass(frozen=True)
-class Patcher:
-    "Cut `C x Hpx x Wpx` images into `N` patches of `p x p` pixels and back (any leading batch axes)."
-    image_shape: tuple[int, int, int]  # (C, Hpx, Wpx) of one image
-    p: int  # patch size in pixels
-
-    def __post_init__(self):
-        shape = tuple(self.image_shape)
-        if len(shape) != 3 or not all(isinstance(s, (int, np.integer)) and s > 0 for s in shape):
-            raise ValueError(f"image_shape must be three positive ints (C, Hpx, Wpx), got {self.image_shape}")
-        if not isinstance(self.p, (int, np.integer)) or self.p <= 0:
-            raise ValueError(f"patch size p must be a positive int, got {self.p!r}")
-        C, Hpx, Wpx = shape
-        if Hpx % self.p or Wpx % self.p:
-            raise ValueError(f"image size {Hpx}x{Wpx} is not divisible by the patch size {self.p}")
-        object.__setattr__(self, "image_shape", tuple(int(s) for s in shape))
-        object.__setattr__(self, "p", int(self.p))
-
-    @property
-    def grid(self) -> tuple[int, int]: return self.image_shape[1] // self.p, self.image_shape[2] // self.p
-    @property
-    def N(self) -> int: return self.grid[0] * self.grid[1]
-    @property
-    def Z(self) -> int: return self.image_shape[0] * self.p * self.p
-
-    def _check(self, x, tail: tuple, what: str):
-        if x.ndim < len(tail) or tuple(x.shape[x.ndim - len(tail):]) != tuple(tail):
-            raise ValueError(f"expected {what} with trailing shape {tail}, got an array of shape {tuple(x.shape)}")
-
-    def patchify(self, images: Float[Array, "*B C Hpx Wpx"]) -> Float[Array, "*B h w C p p"]:
-        "Patch grid of one image or a batch: (..., h, w, C, p, p)."
-        self._check(images, self.image_shape, "images")
-        return rearrange(images, "... c (h p) (w q) -> ... h w c p q", p=self.p, q=self.p)
-
-    def unpatchify(self, patches: Float[Array, "*B h w C p p"]) -> Float[Array, "*B C Hpx Wpx"]:
-        "Inverse of `patchify`."
-        self._check(patches, (*self.grid, self.image_shape[0], self.p, self.p), "patches")
-        return rearrange(patches, "... h w c p q -> ... c (h p) (w q)")
-
-    def tokenify(self, images: Float[Array, "*B C Hpx Wpx"]) -> Float[Array, "*B N Z"]:
-        "Flattened patches, row-major over the grid, channel-major `(c h w)` inside a patch."
-        self._check(images, self.image_shape, "images")
-        return rearrange(images, "... c (h p) (w q) -> ... (h w) (c p q)", p=self.p, q=self.p)
-
-    def untokenify(self, tokens: Float[Array, "*B N Z"]) -> Float[Array, "*B C Hpx Wpx"]:
-        "Inverse of `tokenify`."
-        self._check(tokens, (self.N, self.Z), "tokens")
-        h, w = self.grid
-        return rearrange(tokens, "... (h w) (c p q) -> ... c (h p) (w q)", h=h, w=w, p=self.p, q=self.p)
-
-    def pixel_mask(self, mask: Bool[Array, "*B N"]) -> Bool[Array, "*B Hpx Wpx"]:
-        "Per-pixel mask of a per-patch mask."
-        self._check(mask, (self.N,), "a patch mask")
-        h, w = self.grid
-        m = rearrange(mask, "... (h w) -> ... h w", h=h, w=w)
-        return m.repeat(self.p, axis=-2).repeat(self.p, axis=-1)
-
-# %% ../nbs/02_image_inpainting.ipynb #070151a5
-def mask_count(N: int,  # number of patches
-               ratio: float,  # fraction of patches to choose, in (0, 1]
-               ) -> int:
-    "Number of chosen patches: `ratio * N` rounded half up, at least 1."
-    if not isinstance(N, (int, np.integer)) or N < 1: raise ValueError(f"N must be a positive int, got {N!r}")
-    if not 0 < ratio <= 1: raise ValueError(f"mask ratio must be in (0, 1], got {ratio}")
-    return max(1, min(int(N), int(math.floor(ratio * N + 0.5))))
-
-
-def make_masks(key: PRNGKeyArray,  # random key for one image
-               N: int,  # number of patches
-               n_chosen: int,  # patches scored by the loss
-               n_keep: int = 0,  # of those, patches that keep their pixels (BERT-style)
-               ) -> tuple[Bool[Array, "N"], Bool[Array, "N"]]:
-    "Random `(chosen, masked)` patch masks for one image with exactly `n_chosen` and `n_chosen - n_keep` True."
-    if not 0 < n_chosen <= N: raise ValueError(f"n_chosen must be in 1..N={N}, got {n_chosen}")
-    if not 0 <= n_keep < n_chosen: raise ValueError(f"n_keep must be in 0..n_chosen-1={n_chosen - 1}, got {n_keep}")
-    rank = jnp.argsort(jax.random.permutation(key, N))  # a uniformly random rank for every patch
-    return rank < n_chosen, rank < n_chosen - n_keep
-
-
-def random_masks(key: PRNGKeyArray,  # random key for the batch
-                 B: int,  # batch size
-                 N: int,  # number of patches
-                 ratio: float,  # fraction of patches chosen (and scored)
-                 keep: float = 0.0,  # fraction of the chosen patches left visible (BERT-style)
-                 ) -> tuple[Bool[Array, "B N"], Bool[Array, "B N"]]:
-    "`(chosen, masked)` for a batch: `mask_count(N, ratio)` chosen per image, `round(keep * chosen)` of them kept."
-    n_chosen = mask_count(N, ratio)
-    n_keep = keep_count(n_chosen, keep)
-    return jax.vmap(make_masks, in_axes=(0, None, None, None))(jax.random.split(key, B), N, n_chosen, n_keep)
-
-def keep_count(n_chosen: int,  # patches chosen per image
-               keep: float,  # fraction of them left visible (BERT-style), in [0, 1)
-               ) -> int:
-    "Chosen patches that keep their pixels: `keep * n_chosen` rounded half up, leaving at least one hidden."
-    if not 0 <= keep < 1: raise ValueError(f"keep fraction must be in [0, 1), got {keep}")
-    return min(n_chosen - 1, int(math.floor(keep * n_chosen + 0.5)))
+__all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory',
+           'ImageEnergyTransformer', 'load_pretrained', 'animate_descent', 'inpaint_photo', 'read_photo',
+           'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig',
+           'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown', 'imagenet_normalize',
+           'imagenet_denormalize', 'paper_layout', 'load_paper_npz']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 class PatchGeometry:
@@ -309,178 +209,11 @@ class ImageEnergyTransformer(eqx.Module):
         images = None if tr.x is None else jax.vmap(lambda s: pt.untokenify(self.decode(s) * sd + mu))(tr.x)
         return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, images=images)
 
-# %% ../nbs/02_image_inpainting.ipynb #ee97f3e4
-def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
-               target: Float[Array, "*B N Z"],  # true patch pixels
-               chosen: Bool[Array, "*B N"],  # patches that count
-               ) -> Float[Array, "*B"]:
-    "Mean squared error over the chosen patches of each image (pixel units)."
-    xp = jnp if any(isinstance(a, jax.Array) for a in (pred, target, chosen)) else np
-    w = xp.asarray(chosen, pred.dtype)[..., None]
-    return ((pred - target) ** 2 * w).sum((-2, -1)) / (w.sum((-2, -1)) * pred.shape[-1])
-
-
-def psnr(mse: Float[Array, "*B"]) -> Float[Array, "*B"]:
-    "Peak signal-to-noise ratio in dB for pixel values in [0, 1]."
-    xp = jnp if isinstance(mse, jax.Array) else np
-    return -10.0 * xp.log10(mse)
-
-
-def _check_fill(image, pixel_mask):
-    image, pixel_mask = np.asarray(image, np.float32), np.asarray(pixel_mask)
-    if image.ndim != 3: raise ValueError(f"image must be C x Hpx x Wpx, got shape {image.shape}")
-    if pixel_mask.shape != image.shape[1:] or pixel_mask.dtype != bool:
-        raise ValueError(f"pixel_mask must be boolean {image.shape[1:]}, got {pixel_mask.dtype} {pixel_mask.shape}")
-    return image, pixel_mask
-
-
-def mean_fill(image: np.ndarray,  # C x Hpx x Wpx
-              pixel_mask: np.ndarray,  # Hpx x Wpx, True = unknown
-              ) -> np.ndarray:
-    "Every unknown pixel set to the mean of the visible pixels of its channel."
-    image, pixel_mask = _check_fill(image, pixel_mask)
-    mean = image[:, ~pixel_mask].mean(1) if (~pixel_mask).any() else np.full(image.shape[0], 0.5, np.float32)
-    return np.where(pixel_mask, mean[:, None, None], image).astype(np.float32)
-
-
-def biharmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
-                    pixel_mask: np.ndarray,  # Hpx x Wpx, True = unknown
-                    ) -> np.ndarray:
-    "Unknown pixels filled by `skimage.restoration.inpaint_biharmonic` (each channel)."
-    from skimage.restoration import inpaint_biharmonic
-    image, pixel_mask = _check_fill(image, pixel_mask)
-    if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
-    if image.shape[0] == 1: out = inpaint_biharmonic(image[0], pixel_mask)[None]
-    else: out = inpaint_biharmonic(image.transpose(1, 2, 0), pixel_mask, channel_axis=-1).transpose(2, 0, 1)
-    return np.where(pixel_mask, out, image).astype(np.float32)
-
-
-def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
-                 mask: np.ndarray,  # B x N, True = hidden patch
-                 patcher: Patcher,
-                 ) -> dict[str, np.ndarray]:
-    "Masked-patch MSE of each image for the mean fill and the biharmonic fill."
-    images, mask = np.asarray(images, np.float32), np.asarray(mask, bool)
-    target, pm = patcher.tokenify(images), patcher.pixel_mask(mask)
-    out = {}
-    for name, fill in (("mean_fill", mean_fill), ("biharmonic", biharmonic_fill)):
-        filled = np.stack([fill(im, m) for im, m in zip(images, pm)])
-        out[name] = masked_mse(patcher.tokenify(filled), target, mask)
-    return out
-
-# %% ../nbs/02_image_inpainting.ipynb #aad2b4d7
-CHECKPOINT_FORMAT = "energy_transformer.checkpoint/1"
-
-
-def _key_name(k) -> str:
-    for attr in ("name", "key", "idx"):
-        if hasattr(k, attr): return str(getattr(k, attr))
-    return str(k)
-
-
-def named_leaves(tree) -> dict[str, jax.Array]:
-    "The array leaves of a pytree keyed by their dotted path (`et.Xi`, `0.mu.pos`, ...)."
-    leaves = jax.tree_util.tree_flatten_with_path(eqx.filter(tree, eqx.is_array))[0]
-    return {".".join(_key_name(k) for k in path): leaf for path, leaf in leaves}
-
-
-def save_checkpoint(path: str | os.PathLike,  # target file (`.npz`)
-                    model: eqx.Module,  # a model with a `config` having `to_dict()`
-                    *, opt_state=None,  # optimizer state to resume training (optional)
-                    step: int | None = None,  # training step reached
-                    meta: dict | None = None,  # free-form JSON-serialisable metadata
-                    ) -> Path:
-    "Write `model` (and optionally the optimizer state) to one `.npz` file atomically; returns the path."
-    path = Path(path)
-    arrays = {f"model/{k}": np.asarray(v) for k, v in named_leaves(model).items()}
-    if opt_state is not None: arrays.update({f"opt/{k}": np.asarray(v) for k, v in named_leaves(opt_state).items()})
-    header = dict(format=CHECKPOINT_FORMAT, model=type(model).__name__, config=model.config.to_dict(),
-                  step=step, meta=meta or {}, arrays={k: list(v.shape) for k, v in arrays.items()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, header=np.array(json.dumps(header)), **arrays)
-            f.flush(); os.fsync(f.fileno())
-        umask = os.umask(0); os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes owner-only files; use the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.remove(tmp)
-        raise
-    return path
-
-
-def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
-    "Header and arrays of a checkpoint file, checked against each other (`ValueError` if unreadable)."
-    path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"no checkpoint file at {path}")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if "header" not in z.files: raise ValueError("it has no 'header' entry")
-            header = json.loads(str(z["header"]))
-            arrays = {k: z[k] for k in z.files if k != "header"}
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError, json.JSONDecodeError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable checkpoint (truncated or corrupt file?): {e}") from None
-    if header.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path}: unknown checkpoint format {header.get('format')!r}, expected {CHECKPOINT_FORMAT!r}")
-    listed = header.get("arrays", {})
-    if set(listed) != set(arrays):
-        raise ValueError(f"{path}: arrays {sorted(set(listed) ^ set(arrays))} disagree with its header")
-    for k, shape in listed.items():
-        if list(arrays[k].shape) != list(shape):
-            raise ValueError(f"{path}: array {k!r} has shape {arrays[k].shape}, its header says {tuple(shape)}")
-    return header, arrays
-
-
-def fill_tree(template, arrays: dict[str, np.ndarray], prefix: str, path="checkpoint"):
-    "`template` (arrays or shape structs) with its array leaves replaced by `arrays[prefix + name]`, shapes checked."
-    leaves, treedef = jax.tree_util.tree_flatten_with_path(template, is_leaf=lambda x: x is None)
-    wanted = {".".join(_key_name(k) for k in p) for p, l in leaves if eqx.is_array(l) or isinstance(l, jax.ShapeDtypeStruct)}
-    have = {k[len(prefix):] for k in arrays if k.startswith(prefix)}
-    if wanted != have:
-        missing, extra = sorted(wanted - have), sorted(have - wanted)
-        raise ValueError(f"{path}: {prefix!r} arrays do not match the expected structure (missing {missing}, unexpected {extra})")
-    new = []
-    for p, leaf in leaves:
-        if not (eqx.is_array(leaf) or isinstance(leaf, jax.ShapeDtypeStruct)): new.append(leaf); continue
-        name = ".".join(_key_name(k) for k in p); a = arrays[prefix + name]
-        if tuple(a.shape) != tuple(leaf.shape):
-            raise ValueError(f"{path}: array '{prefix}{name}' has shape {tuple(a.shape)} but the configuration "
-                             f"expects {tuple(leaf.shape)}")
-        new.append(jnp.asarray(a, leaf.dtype))
-    return jax.tree_util.tree_unflatten(treedef, new)
-
-
-def load_checkpoint(path: str | os.PathLike,  # a file written by `save_checkpoint`
-                    template: eqx.Module | None = None,  # model to fill (default: built from the stored config)
-                    ) -> eqx.Module:
-    "The model stored in a checkpoint; shapes must match its configuration (`ValueError` otherwise)."
-    header, arrays = read_checkpoint(path)
-    if template is None:
-        if header.get("model") != "ImageEnergyTransformer":
-            raise ValueError(f"{path}: holds a {header.get('model')!r}; pass a `template` model to load it")
-        try: cfg = ImageETConfig.from_dict(header["config"])
-        except (TypeError, ValueError, KeyError) as e: raise ValueError(f"{path}: invalid config: {e}") from None
-        template = eqx.filter_eval_shape(ImageEnergyTransformer, cfg, key=jax.random.PRNGKey(0))
-    return fill_tree(template, arrays, "model/", path)
-
-
-def checkpoint_path(name: str  # a shipped checkpoint: "fashion_mnist" or "natural"
-                    ) -> Path:
-    "Path of a checkpoint shipped in the package."
-    import energy_transformer
-    p = Path(energy_transformer.__file__).parent / "checkpoints" / f"{name}.npz"
-    if not p.is_file():
-        have = sorted(q.stem for q in p.parent.glob("*.npz")) if p.parent.is_dir() else []
-        raise FileNotFoundError(f"no shipped checkpoint {name!r} (available: {have})")
-    return p
-
-
+# %% ../nbs/02_image_inpainting.ipynb #loadpre1
 def load_pretrained(name: str  # a shipped checkpoint: "fashion_mnist" or "natural"
                     ) -> ImageEnergyTransformer:
     "A trained `ImageEnergyTransformer` shipped with the package."
-    return load_checkpoint(checkpoint_path(name))
+    return load_checkpoint(checkpoint_path(name), ImageEnergyTransformer)
 
 # %% ../nbs/02_image_inpainting.ipynb #inp006
 def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
@@ -606,7 +339,7 @@ def et_inpaint(photo: str,  # image file (any size at least one window; grey or 
     try:
         if out is None: raise ValueError("--out OUT.png is required")
         if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
-        model = load_checkpoint(checkpoint) if checkpoint else load_pretrained("natural")
+        model = load_checkpoint(checkpoint, ImageEnergyTransformer) if checkpoint else load_pretrained("natural")
         r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
         from PIL import Image
         Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -758,11 +491,7 @@ def load_mae(name_or_path: str | os.PathLike,  # "fashion_mnist" / "natural" (sh
              ) -> TransformerMAE:
     "A trained `TransformerMAE` baseline from a checkpoint."
     p = Path(name_or_path)
-    if not p.suffix: p = checkpoint_path(f"mae_{name_or_path}")
-    header, _ = read_checkpoint(p)
-    if header.get("model") != "TransformerMAE": raise ValueError(f"{p}: holds a {header.get('model')!r}, not a TransformerMAE")
-    cfg = MAEConfig.from_dict(header["config"])
-    return load_checkpoint(p, eqx.filter_eval_shape(TransformerMAE, cfg, key=jax.random.PRNGKey(0)))
+    return load_checkpoint(p if p.suffix else checkpoint_path(f"mae_{name_or_path}"), TransformerMAE)
 
 # %% ../nbs/02_image_inpainting.ipynb #inp041
 def quality_table(data: str,  # "fashion_mnist" or "natural": the test set and the shipped models
@@ -773,9 +502,6 @@ def quality_table(data: str,  # "fashion_mnist" or "natural": the test set and t
                   test: np.ndarray | None = None,  # test images instead of `data`'s test split
                   ) -> dict:
     "Masked-patch MSE and PSNR of the models and both classical fills on the same images and masks."
-    from energy_transformer.core import count_params
-    from energy_transformer.data import load_images
-    from energy_transformer.train import baselines, eval_set, evaluate, trainable
     steps = {}
     if models is None:
         models = {"Energy Transformer": load_pretrained(data), "transformer MAE": load_mae(data)}

@@ -9,7 +9,9 @@ import numpy as np
 # runs in a fresh interpreter: the device count is fixed when jax is first imported
 STEP = textwrap.dedent("""
     import sys, numpy as np, jax, equinox as eqx
-    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, named_leaves
+    from energy_transformer.checkpoint import named_leaves
+    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
+    from energy_transformer.image_training import masked_image_loss
     from energy_transformer.train import (TrainConfig, make_mesh, make_optimizer, make_train_step, replicate,
                                           shard_batch, trainable)
     n_dev = int(sys.argv[2])
@@ -24,7 +26,7 @@ STEP = textwrap.dedent("""
     batch = shard_batch(images, mesh)
     assert len(batch.sharding.device_set) == n_dev and batch.addressable_shards[0].data.shape[0] == 8 // n_dev
     init_Xi = np.asarray(params.et.Xi)
-    step = make_train_step(opt, 8, 1)
+    step = make_train_step(masked_image_loss(8, 1), opt)
     for s in range(2):
         params, opt_state, loss = step(params, static, opt_state, batch, jax.random.PRNGKey(s))
     assert len(params.et.Xi.sharding.device_set) == n_dev and params.et.Xi.sharding.is_fully_replicated

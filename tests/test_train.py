@@ -12,9 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from energy_transformer.image import (ImageEnergyTransformer, ImageETConfig, Patcher, load_checkpoint,
-                                      named_leaves, read_checkpoint, save_checkpoint)
-from energy_transformer.train import TrainConfig, load_train_state, preset, train
+from energy_transformer.checkpoint import load_checkpoint, named_leaves, read_checkpoint, save_checkpoint
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
+from energy_transformer.image_training import ImageTaskConfig, preset, train_inpainting
+from energy_transformer.patches import Patcher
+from energy_transformer.train import TrainConfig, load_train_state
 
 
 def smooth_images(n, shape=(1, 28, 28), seed=0):
@@ -63,7 +65,7 @@ def tiny_model():
 
 def test_checkpoint_round_trip(tmp_path, tiny_model):
     f = save_checkpoint(tmp_path / "a.npz", tiny_model, step=5)
-    back = load_checkpoint(f)
+    back = load_checkpoint(f, ImageEnergyTransformer)
     assert back.config == tiny_model.config
     for k, v in named_leaves(tiny_model).items(): np.testing.assert_array_equal(named_leaves(back)[k], v)
     assert [p.name for p in tmp_path.iterdir()] == ["a.npz"]          # atomic write leaves no temp file
@@ -75,10 +77,10 @@ def test_checkpoint_truncated(tmp_path, tiny_model):
     raw = f.read_bytes()
     for n in (10, len(raw) // 2, len(raw) - 30):
         (tmp_path / "cut.npz").write_bytes(raw[:n])
-        with pytest.raises(ValueError, match="cut.npz: not a readable checkpoint"): load_checkpoint(tmp_path / "cut.npz")
+        with pytest.raises(ValueError, match="cut.npz: not a readable checkpoint"): load_checkpoint(tmp_path / "cut.npz", ImageEnergyTransformer)
     (tmp_path / "junk.npz").write_bytes(b"not a checkpoint at all")
-    with pytest.raises(ValueError, match="junk.npz"): load_checkpoint(tmp_path / "junk.npz")
-    with pytest.raises(FileNotFoundError, match="nothere.npz"): load_checkpoint(tmp_path / "nothere.npz")
+    with pytest.raises(ValueError, match="junk.npz"): load_checkpoint(tmp_path / "junk.npz", ImageEnergyTransformer)
+    with pytest.raises(FileNotFoundError, match="nothere.npz"): load_checkpoint(tmp_path / "nothere.npz", ImageEnergyTransformer)
 
 
 def test_checkpoint_shape_mismatch(tmp_path, tiny_model):
@@ -88,45 +90,46 @@ def test_checkpoint_shape_mismatch(tmp_path, tiny_model):
     bad = json.loads(json.dumps(header)); bad["config"]["et"]["D"] = 2 * bad["config"]["et"]["D"]
     np.savez(tmp_path / "d.npz", header=np.array(json.dumps(bad)), **arrays)
     with pytest.raises(ValueError, match=r"d.npz: array 'model/.*' has shape .* but the configuration expects"):
-        load_checkpoint(tmp_path / "d.npz")
+        load_checkpoint(tmp_path / "d.npz", ImageEnergyTransformer)
     # an array whose shape disagrees with the header
     arrays2 = dict(arrays); arrays2["model/pos"] = arrays["model/pos"][:-1]
     np.savez(tmp_path / "p.npz", header=np.array(json.dumps(header)), **arrays2)
-    with pytest.raises(ValueError, match="p.npz: array 'model/pos' has shape"): load_checkpoint(tmp_path / "p.npz")
+    with pytest.raises(ValueError, match="p.npz: array 'model/pos' has shape"): load_checkpoint(tmp_path / "p.npz", ImageEnergyTransformer)
     # a missing array
     arrays3 = {k: v for k, v in arrays.items() if k != "model/et.Xi"}
     h3 = json.loads(json.dumps(header)); del h3["arrays"]["model/et.Xi"]
     np.savez(tmp_path / "m.npz", header=np.array(json.dumps(h3)), **arrays3)
-    with pytest.raises(ValueError, match=r"m.npz: .*missing \['et.Xi'\]"): load_checkpoint(tmp_path / "m.npz")
+    with pytest.raises(ValueError, match=r"m.npz: .*missing \['et.Xi'\]"): load_checkpoint(tmp_path / "m.npz", ImageEnergyTransformer)
 
 
 # ---------------------------------------------------------------- resuming
 def test_resume_is_exact(tmp_path):
     mc = ImageETConfig.tiny()
-    tc = TrainConfig(steps=8, batch_size=8, lr=3e-3, warmup=0.25, eval_every=3, eval_size=8, final_eval_size=8,
-                     log_every=2, seed=4)
+    task = ImageTaskConfig(eval_size=8, final_eval_size=8)
+    tc = TrainConfig(steps=8, batch_size=8, lr=3e-3, warmup=0.25, eval_every=3, log_every=2, seed=4)
     data = (smooth_images(64, seed=1), smooth_images(16, seed=2))
-    full, log_full = train(mc, tc, out=tmp_path / "a", name="m", data=data, progress=False)
-    train(mc, tc, out=tmp_path / "b", name="m", data=data, progress=False, stop_at=4)
+    full, log_full = train_inpainting(mc, task, tc, out=tmp_path / "a", name="m", data=data, progress=False)
+    train_inpainting(mc, task, tc, out=tmp_path / "b", name="m", data=data, progress=False, stop_at=4)
     assert read_checkpoint(tmp_path / "b" / "m.npz")[0]["step"] == 4
-    resumed, log_res = train(mc, tc, out=tmp_path / "b", name="m", data=data, progress=False, resume=True)
+    resumed, log_res = train_inpainting(mc, task, tc, out=tmp_path / "b", name="m", data=data, progress=False, resume=True)
     assert log_res["final"]["step"] == 8
     for k, v in named_leaves(full).items():
         np.testing.assert_allclose(named_leaves(resumed)[k], v, rtol=1e-5, atol=1e-6, err_msg=k)
     # the optimizer state was restored too (by hand, from the checkpoint)
-    _, opt_a, step_a = load_train_state(tmp_path / "a" / "m.npz", tc)
-    _, opt_b, step_b = load_train_state(tmp_path / "b" / "m.npz", tc)
+    _, opt_a, step_a = load_train_state(tmp_path / "a" / "m.npz", ImageEnergyTransformer, tc)
+    _, opt_b, step_b = load_train_state(tmp_path / "b" / "m.npz", ImageEnergyTransformer, tc)
     assert step_a == step_b == 8
     for a, b in zip(jax.tree.leaves(opt_a), jax.tree.leaves(opt_b)): np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
     # resuming with a different recipe is refused
     with pytest.raises(ValueError, match="training config differs"):
-        train(mc, replace(tc, lr=1e-3), out=tmp_path / "b", name="m", data=data, progress=False, resume=True)
+        train_inpainting(mc, task, replace(tc, lr=1e-3), out=tmp_path / "b", name="m", data=data, progress=False, resume=True)
 
 
 def test_loss_drops_on_smooth_images():
     mc = ImageETConfig.tiny()
-    tc = TrainConfig(steps=40, batch_size=16, lr=3e-3, eval_every=1000, eval_size=8, final_eval_size=8, log_every=10)
-    _, log = train(mc, tc, data=(smooth_images(256), smooth_images(16, seed=5)), progress=False)
+    task = ImageTaskConfig(eval_size=8, final_eval_size=8)
+    tc = TrainConfig(steps=40, batch_size=16, lr=3e-3, eval_every=1000, log_every=10)
+    _, log = train_inpainting(mc, task, tc, data=(smooth_images(256), smooth_images(16, seed=5)), progress=False)
     first, last = log["history"][0]["loss"], log["history"][-1]["loss"]
     assert last < 0.8 * first, (first, last)
 
@@ -137,7 +140,7 @@ def et_train_command(tmp_path):
     script = Path(sys.executable).parent / "et-train"
     if script.exists(): return [str(script)]
     f = tmp_path / "et_train_main.py"
-    f.write_text("from energy_transformer.train import et_train\nif __name__ == '__main__': et_train()\n")
+    f.write_text("from energy_transformer.image_training import et_train\nif __name__ == '__main__': et_train()\n")
     return [sys.executable, str(f)]
 
 
@@ -146,7 +149,7 @@ def test_et_train_cli(tmp_path):
     r = subprocess.run([*et_train_command(tmp_path), "tiny", "--out", str(tmp_path), "--name", "cli", "--steps", "6", "--eval-every", "3", "--quiet"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
-    model = load_checkpoint(tmp_path / "cli.npz")
+    model = load_checkpoint(tmp_path / "cli.npz", ImageEnergyTransformer)
     assert model.config == preset("tiny")[0]
     log = json.loads((tmp_path / "cli.json").read_text())
     assert log["final"]["step"] == 6 and log["train_config"]["steps"] == 6
