@@ -94,7 +94,8 @@ def make_project(root: Path) -> Path:
     index = _nb([
         new_markdown_cell("# tinyproj\n\n> A tiny project with $x^2$ in it."),
         new_markdown_cell("Intro with inline math $a+b$ and a [topic link](00_topic.ipynb), a [link to a section]"
-                          "(00_topic.ipynb#measured-quality) and ![a dot](images/dot.gif).\n\n"
+                          "(00_topic.ipynb#measured-quality), a [method without show_doc](00_topic.ipynb#box.volume) "
+                          "and ![a dot](images/dot.gif).\n\n"
                           "## Usage\n\nRun `make site`, then `make test`."),
     ])
     plot = new_code_cell("#| code-fold: true\n#| fig-cap: A red box\nshow_a_plot()", execution_count=None)
@@ -107,6 +108,7 @@ def make_project(root: Path) -> Path:
                       "    return a + b"),
         new_code_cell('#| export\nclass Box:\n    "A box"\n    def __init__(self, w): self.w = w\n'
                       '    def area(self):\n        "Area of the box"\n        return self.w ** 2\n'
+                      '    def volume(self):\n        "Volume of the box"\n        return self.w ** 3\n'
                       '    def _hidden(self): return 0'),
         new_code_cell("from nbdev.showdoc import show_doc"),
         new_code_cell("show_doc(Box.area)"),
@@ -238,6 +240,11 @@ def test_api_page_lists_every_public_name_with_links(site):
         assert f'href="{href}"' in sec[:sec.index("<h", 10)]                  # its section on the tutorial page
     side = html[html.index('id="sidebar"'):]
     assert re.search(r'class="sidebar-link active" aria-current="page" href="api.html">API reference<', side)
+    # a link to a method that has no show_doc on its page goes to the method's entry on the API page
+    assert '<h4 id="box.volume">Box.volume</h4>' in html
+    index = (docs / "index.html").read_text()
+    assert 'href="api.html#box.volume"' in index and "topic.html#box.volume" not in index
+    assert "they now point at the API page's entry: topic.html#box.volume" in site[1]
 
 
 def test_public_methods_of_a_class():
