@@ -123,7 +123,6 @@ def make_project(root: Path) -> Path:
         new_code_cell("#| echo: false\nprint('only the output')", execution_count=None),
     ])
     topic.cells[-1].outputs = [new_output("stream", name="stdout", text="ECHO_FALSE_OUTPUT\n")]
-    (root / "settings.ini").unlink(missing_ok=True)
     nbformat.write(index, root / "nbs" / "index.ipynb")
     nbformat.write(topic, root / "nbs" / "00_topic.ipynb")
     return root
