@@ -263,6 +263,15 @@ def test_public_methods_of_a_class():
     assert site_api.public_methods(B) == ["g"]                               # inherited ones are A's
 
 
+def test_api_entry_without_show_doc_when_an_annotation_does_not_resolve():
+    ns = {}
+    exec('def f(x: "NotImported", y=2):\n    "Doc of f"\n', ns)
+    api = site_api.ApiPage("p", Path("."), {}, {}, {}, [])
+    md = api._doc(ns["f"], "f", 3)
+    assert md == "### f\n\n```python\nf(x: 'NotImported', y=2)\n```\n\n*Doc of f*"
+    assert api.plain and "f (NameError" in api.plain[0]
+
+
 def test_search_index_has_one_document_per_section(site):
     docs = site[0] / "_docs"
     js = (docs / "site_libs" / "search_index.js").read_text()

@@ -400,6 +400,7 @@ def write_api_page(pages: dict, order: list[str], errors: dict, out: Path, cfg):
                   {pages[s]["html"]: pages[s]["title"] for s in built}, [pages[s]["html"] for s in built])
     pages[API_SRC]["src"].write_text(api.markdown(), encoding="utf-8")
     if api.errors: errors[API_SRC] = "modules left out of the API page:\n" + "\n".join(api.errors)
+    for p in api.plain: log(f"note: API page: show_doc cannot render {p}; signature shown as written")
     if api.unlinked:
         log(f"note: {len(api.unlinked)} public names have no show_doc section on their page (the API page links "
             "their class or page instead): " + ", ".join(n.split(".", 2)[-1] for n in api.unlinked))

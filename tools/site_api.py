@@ -38,6 +38,14 @@ def _show_doc(obj, name: str, level: int) -> str:
     return re.sub(r"#LNone\)", ")", md).replace("\n---\n", "\n", 1).strip()
 
 
+def _plain_doc(obj, name: str, level: int) -> str:
+    "Heading, signature as written (annotations not evaluated) and docstring: for what show_doc cannot render."
+    try: sig = str(inspect.signature(obj))
+    except (TypeError, ValueError): sig = "(...)"
+    doc = inspect.getdoc(obj) or ""
+    return f"{'#' * level} {name}\n\n```python\n{name.split('.')[-1]}{sig}\n```" + (f"\n\n*{doc}*" if doc else "")
+
+
 def _constant_doc(name: str, obj, level: int) -> str:
     text = repr(obj)
     if len(text) > 200: text = text[:200] + " ..."
@@ -52,6 +60,7 @@ class ApiPage:
         self.page_ids, self.page_titles, self.page_order = page_ids, page_titles, page_order
         self.unlinked: list[str] = []   # public names without a section of their own on a tutorial page
         self.errors: list[str] = []     # modules that could not be imported (and so are not documented)
+        self.plain: list[str] = []      # names that show_doc could not render (documented without it)
 
     def modules(self) -> list[str]:
         names = [p.stem for p in sorted(self.lib_path.glob("*.py")) if not p.stem.startswith("_")]
@@ -79,6 +88,12 @@ class ApiPage:
         page, _, anchor = href.partition("#")
         return f"\n\nIn the tutorial: [{self.page_titles.get(page, page)}]({href})"
 
+    def _doc(self, obj, name: str, level: int) -> str:
+        try: return _show_doc(obj, name, level)
+        except Exception as e:  # e.g. an annotation naming something the module does not import
+            self.plain.append(f"{name} ({type(e).__name__}: {e})")
+            return _plain_doc(obj, name, level)
+
     def markdown(self) -> str:
         parts = [f"Every public name of `{self.lib_name}`, module by module (each module's `__all__`), and every "
                  "public method of its classes: signature, documentation, and a link to the section of the "
@@ -99,14 +114,14 @@ class ApiPage:
                 obj = getattr(mod, name)
                 href = self.link(f"{modname}.{name}")
                 if inspect.isclass(obj) or callable(obj):
-                    parts.append(_show_doc(obj, name, 3) + self._link_line(href))
+                    parts.append(self._doc(obj, name, 3) + self._link_line(href))
                 else:
                     parts.append(_constant_doc(name, obj, 3) + self._link_line(href))
                 if not inspect.isclass(obj): continue
                 for meth in public_methods(obj):
                     target = _target(vars(obj)[meth])
                     mhref = self.link(f"{modname}.{name}.{meth}", fallback=href)
-                    parts.append(_show_doc(target, f"{name}.{meth}", 4) + self._link_line(mhref))
+                    parts.append(self._doc(target, f"{name}.{meth}", 4) + self._link_line(mhref))
         parts.insert(1, "Modules: " + " · ".join(toc))
         return "\n\n".join(parts) + "\n"
 
