@@ -153,8 +153,8 @@
       var res = idx.query(function (qb) {
         query.forEach(function (w) {
           var t = w.toLowerCase();
-          qb.term(t, {boost: 10});
-          qb.term(t, {boost: 1, wildcard: lunr.Query.wildcard.TRAILING});
+          qb.term(t, {boost: 10, usePipeline: true});   // stemmed, as the index is: "gradients" finds "gradient"
+          qb.term(t, {boost: 1, usePipeline: false, wildcard: lunr.Query.wildcard.TRAILING});   // prefixes
         });
       });
       return res;
