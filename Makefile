@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 NBDEV_WORKERS ?= 2
 
-.PHONY: setup export site serve test sync nbtest pytest test-slow browser-test lab bench clean
+.PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean
 
 ## Debian packages, .venv and the package with its dev extras (idempotent, fast when nothing changed).
 setup:
@@ -36,6 +36,10 @@ nbtest: setup
 
 pytest: setup
 	$(BIN)/pytest -q tests/
+
+## ruff (rule sets E, F, I, B, UP; configured in pyproject.toml).
+lint: setup
+	$(BIN)/ruff check energy_transformer tests benchmarks tools
 
 ## Also run the cells marked `#| slow` (full training runs, large sweeps).
 test-slow: setup sync

@@ -22,7 +22,6 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -345,8 +344,8 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
     """Masked-patch MSE at 50% masking: read from the shipped training logs, or recomputed on the shipped
     checkpoints (same fixed test masks as the log's final evaluation). With no shipped checkpoint and `--quick`,
     an untrained tiny model is evaluated instead, to exercise the code path."""
-    from energy_transformer.data import load_images
     from energy_transformer.checkpoint import load_checkpoint
+    from energy_transformer.data import load_images
     from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
     logs = _shipped_logs()
     rows = []
@@ -444,7 +443,7 @@ def machine() -> dict:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"): cpu = line.split(":", 1)[1].strip(); break
     except OSError: pass
-    return dict(date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), cpu=cpu, cores=os.cpu_count(),
+    return dict(date=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), cpu=cpu, cores=os.cpu_count(),
                 platform=f"{platform.system()} {platform.machine()}", python=platform.python_version(), jax=jax.__version__,
                 devices=[str(d) for d in jax.devices()], load_start=load())
 

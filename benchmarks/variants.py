@@ -36,13 +36,13 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+from run import MIN_TIME, load, memory, timeit  # noqa: E402
 
 from energy_transformer.core import descend  # noqa: E402
 from energy_transformer.evaluate import masked_mse  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
 from energy_transformer.patches import make_masks, mask_count  # noqa: E402
 from energy_transformer.train import trainable  # noqa: E402
-from run import MIN_TIME, load, memory, timeit  # noqa: E402
 
 
 def _steps(model, x, T: int, mode: str):

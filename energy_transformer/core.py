@@ -15,8 +15,8 @@ from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 # %% auto #0
-__all__ = ['TransformerBlock', 'count_params', 'ETConfig', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'descend',
-           'plot_energy_terms', 'plot_step_times']
+__all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'TransformerBlock', 'count_params', 'ETConfig', 'EnergyTransformer',
+           'EnergyLayerNorm', 'Trajectory', 'descend', 'energy_recall', 'plot_energy_terms', 'plot_step_times']
 
 # %% ../nbs/01_energy_transformer.ipynb #badd37d7
 class TransformerBlock(eqx.Module):
@@ -94,6 +94,10 @@ class ETConfig:
         "The inverse temperature actually used: `beta`, or 1/sqrt(Y) when unset"
         return float(self.beta) if self.beta is not None else 1.0 / math.sqrt(self.Y)
 
+    def get_beta(self) -> float:
+        "The inverse temperature used (the draft tutorial's name for `beta_value`)"
+        return self.beta_value
+
     @classmethod
     def small(cls, **kw) -> "ETConfig":
         "Tiny block for tests: D=32, H=2, Y=16, M=64"
@@ -108,6 +112,11 @@ class ETConfig:
     def full(cls, **kw) -> "ETConfig":
         "The paper's size: D=768, H=12, Y=64, M=3072"
         return cls(**{**dict(D=768, H=12, Y=64, M=3072), **kw})
+
+# %% ../nbs/01_energy_transformer.ipynb #draftcfg
+smallETConfig = ETConfig(D=12, H=2, Y=6, M=24)  # the presets of the first draft of this tutorial, under its names
+mediumETConfig = ETConfig(D=128, H=4, Y=32, M=256)
+fullETConfig = ETConfig(D=768, H=12, Y=64, M=3072, beta=1 / math.sqrt(64))
 
 # %% ../nbs/01_energy_transformer.ipynb #ac67d0f3
 def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
@@ -423,6 +432,20 @@ def descend(et: EnergyTransformer, # the energy
         parts.append(jax.tree.map(lambda a: a[None], measure(x_end))); steps.append(T)
     (e_att, e_hn, e_ln, e_tot), xs = jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
     return x_end, Trajectory(jnp.asarray(steps, jnp.int32), e_att, e_hn, e_ln, e_tot, xs)
+
+# %% ../nbs/01_energy_transformer.ipynb #recallcd
+def energy_recall(Efn, # energy of layer-normalised tokens, `Efn(g) -> scalar` (e.g. `et.energy`)
+                  x_init: Float[Array, "N D"], # initial token states
+                  nsteps: int, # descent steps
+                  step_size: float, # alpha
+                  *, lnorm: EnergyLayerNorm | None = None, # the layer norm (default: gain 1, bias 0)
+                  ) -> tuple[Float[Array, "N D"], Float[Array, "nsteps"]]:
+    "Gradient descent x <- x - step_size dE/dg at g = LN(x): the final tokens and the energy before each step"
+    ln = jax.vmap(lnorm if lnorm is not None else EnergyLayerNorm(x_init.shape[-1]))
+    def step(x, _):
+        e, grad = jax.value_and_grad(Efn)(ln(x))
+        return x - step_size * grad, e
+    return lax.scan(step, x_init, None, length=nsteps)
 
 # %% ../nbs/01_energy_transformer.ipynb #18523394
 def plot_energy_terms(trajs: dict, # label -> Trajectory

@@ -20,10 +20,9 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_MNIST_URL', 'FASHION_MNIST_FILES',
-           'FASHION_MNIST_CLASSES', 'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_TEST_PHOTOS', 'NATURAL_SCALES',
-           'NATURAL_N', 'DATASETS', 'read_idx', 'write_idx', 'fashion_mnist_dir', 'load_fashion_mnist',
-           'download_fashion_mnist', 'load_mnist', 'load_photo', 'load_natural', 'load_images', 'BatchIterator',
-           'make_grid', 'show_image_grid']
+           'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_TEST_PHOTOS', 'NATURAL_SCALES', 'NATURAL_N', 'DATASETS',
+           'read_idx', 'write_idx', 'fashion_mnist_dir', 'load_fashion_mnist', 'download_fashion_mnist', 'load_mnist',
+           'load_photo', 'load_natural', 'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
 
 # %% ../nbs/04_data.ipynb #e4f119d0
 IDX_DTYPES: dict[int, np.dtype] = {
@@ -89,8 +88,6 @@ FASHION_MNIST_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/
 FASHION_MNIST_FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
-FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-                         "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
 
 def _check_split(split: str):
     if split not in ("train", "test"): raise ValueError(f"split must be 'train' or 'test', got {split!r}")

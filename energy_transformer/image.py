@@ -7,9 +7,9 @@ Docs: https://energy-transformer.github.io/energy_transformer/image_inpainting.h
 # %% ../nbs/02_image_inpainting.ipynb #dcaa23f5
 from __future__ import annotations
 
+import abc
 import math
 import os
-import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,7 +17,6 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from fastcore.script import call_parse
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
@@ -28,11 +27,9 @@ from .patches import Patcher, mask_count
 from .train import trainable
 
 # %% auto #0
-__all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory',
-           'ImageEnergyTransformer', 'load_pretrained', 'animate_descent', 'inpaint_photo', 'read_photo',
-           'side_by_side', 'et_inpaint', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig',
-           'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown', 'imagenet_normalize',
-           'imagenet_denormalize', 'paper_layout', 'load_paper_npz']
+__all__ = ['PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'AbstractImageModel', 'ImageEnergyTransformer',
+           'load_pretrained', 'animate_descent', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig',
+           'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 class PatchGeometry:
@@ -113,7 +110,72 @@ class ImageTrajectory(eqx.Module):
     images: Float[Array, "S C Hpx Wpx"] | None  # decoded image at each record (`keep_images=True`)
 
 
-class ImageEnergyTransformer(eqx.Module):
+def _image_embeddings(config: PatchGeometry,  # image geometry
+                      D: int,  # token dimension
+                      key: PRNGKeyArray,
+                      dec_bias: float = 0.5,  # initial decoder bias (mid-grey)
+                      ) -> tuple[dict, PRNGKeyArray]:
+    "Initial embedding, CLS/MASK tokens, positions and decoder of an image model, and a key for its mixer."
+    ke, kc, km, kp, kt, kd = jax.random.split(key, 6)
+    N, Z = config.N, config.Z
+    # learned positions, initialised with a 2-D sine-cosine code so that attention can use positions from the start
+    pos = sincos_2d(config.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
+    return dict(Wenc=jax.random.normal(ke, (Z, D)) / math.sqrt(Z), Benc=jnp.zeros(D),
+                cls_token=0.02 * jax.random.normal(kc, (D,)), mask_token=0.02 * jax.random.normal(km, (D,)),
+                pos=jnp.concatenate([jnp.zeros((1, D), jnp.float32), pos]),
+                Wdec=0.1 * jax.random.normal(kd, (D, Z)) / math.sqrt(D),  # small: start near the bias
+                Bdec=jnp.full(Z, dec_bias, jnp.float32)), kt
+
+
+class AbstractImageModel(eqx.Module):
+    "Masked-image model = patch embedding + CLS/MASK tokens + positions, a token mixer, a linear decoder."
+    Wenc: eqx.AbstractVar[Float[Array, "Z D"]]  # patch embedding
+    Benc: eqx.AbstractVar[Float[Array, "D"]]
+    cls_token: eqx.AbstractVar[Float[Array, "D"]]
+    mask_token: eqx.AbstractVar[Float[Array, "D"]]
+    pos: eqx.AbstractVar[Float[Array, "N+1 D"]]  # position embeddings, CLS at row 0
+    Wdec: eqx.AbstractVar[Float[Array, "D Z"]]  # decoder
+    Bdec: eqx.AbstractVar[Float[Array, "Z"]]
+
+    @abc.abstractmethod
+    def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
+        "The normalisation of one token state before the decoder."
+
+    @property
+    def patcher(self) -> Patcher: return self.config.patcher
+
+    def corrupt_tokens(self, x: Float[Array, "N D"],  # embedded patches
+                       mask: Bool[Array, "N"],  # True = replaced by the MASK token
+                       n_masked: int | None = None,  # unused: a boolean `jnp.where` needs no count
+                       ) -> Float[Array, "N D"]:
+        "The MASK token wherever `mask` is True."
+        return jnp.where(mask[:, None], self.mask_token, x)
+
+    def prep_tokens(self, x: Float[Array, "N D"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
+        "MASK tokens placed, CLS prepended, positions added."
+        return jnp.concatenate([self.cls_token[None], self.corrupt_tokens(x, mask)]) + self.pos
+
+    def encode(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
+        "Initial token states: embedded patches, MASK where `mask`, CLS prepended, positions added."
+        return self.prep_tokens(tokens @ self.Wenc + self.Benc, mask)
+
+    def decode(self, x: Float[Array, "N+1 D"]) -> Float[Array, "N Z"]:
+        "Patch pixels from token states: drop CLS, normalise once, linear decoder."
+        return jax.vmap(self.out_norm)(x[1:]) @ self.Wdec + self.Bdec
+
+    def _check(self, tokens, mask):
+        N, Z = self.config.N, self.config.Z
+        if tuple(mask.shape) != (N,): raise ValueError(f"mask must have shape ({N},), got {tuple(mask.shape)}")
+        if mask.dtype != jnp.bool_: raise TypeError(f"mask must be boolean, got dtype {mask.dtype}")
+        if tuple(tokens.shape) != (N, Z): raise ValueError(f"tokens must have shape ({N}, {Z}), got {tuple(tokens.shape)}")
+
+    @classmethod
+    def rand_init(cls, key: PRNGKeyArray, config) -> AbstractImageModel:
+        "A freshly initialised model (the first draft's spelling of `cls(config, key=key)`)."
+        return cls(config, key=key)
+
+
+class ImageEnergyTransformer(AbstractImageModel):
     "Masked-image model: patch embedding, CLS/MASK tokens, position embeddings, `T` ET descent steps, decoder."
     Wenc: Float[Array, "Z D"]  # patch embedding
     Benc: Float[Array, "D"]
@@ -128,34 +190,14 @@ class ImageEnergyTransformer(eqx.Module):
     config: ImageETConfig = eqx.field(static=True)
 
     def __init__(self, config: ImageETConfig, *, key: PRNGKeyArray):
-        ke, kc, km, kp, kt, kd = jax.random.split(key, 6)
-        D, N, Z = config.et.D, config.N, config.Z
-        self.Wenc = jax.random.normal(ke, (Z, D)) / math.sqrt(Z)
-        self.Benc = jnp.zeros(D)
-        self.cls_token = 0.02 * jax.random.normal(kc, (D,))
-        self.mask_token = 0.02 * jax.random.normal(km, (D,))
-        # learned, initialised with a 2-D sine-cosine code so that attention can use positions from the start
-        pos = sincos_2d(config.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
-        self.pos = jnp.concatenate([jnp.zeros((1, D), jnp.float32), pos])
+        parts, kt = _image_embeddings(config, config.et.D, key, 0.0 if config.normalize else 0.5)
+        for k, v in parts.items(): setattr(self, k, v)
         self.et = EnergyTransformer(config.et, key=kt)
-        self.lnorm = EnergyLayerNorm(D)
-        self.Wdec = 0.1 * jax.random.normal(kd, (D, Z)) / math.sqrt(D)  # small: start near mid-grey
-        self.Bdec = jnp.full(Z, 0.0 if config.normalize else 0.5, jnp.float32)  # start at mid-grey / the mean
+        self.lnorm = EnergyLayerNorm(config.et.D)
         self.alpha = jnp.asarray(config.alpha, jnp.float32)
         self.config = config
 
-    @property
-    def patcher(self) -> Patcher: return self.config.patcher
-
-    def encode(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
-        "Initial token states: embedded patches, MASK where `mask`, CLS prepended, positions added."
-        e = tokens @ self.Wenc + self.Benc
-        e = jnp.where(mask[:, None], self.mask_token, e)
-        return jnp.concatenate([self.cls_token[None], e]) + self.pos
-
-    def decode(self, x: Float[Array, "N+1 D"]) -> Float[Array, "N Z"]:
-        "Patch pixels from token states: drop CLS, layer-norm once, linear decoder."
-        return jax.vmap(self.lnorm)(x[1:]) @ self.Wdec + self.Bdec
+    def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]: return self.lnorm(x)
 
     def visible_stats(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> tuple[Float[Array, "Z"], Float[Array, "Z"]]:
         "Offset and scale of the pixels: per-channel mean of the visible pixels with `normalize` (else 0), and 1."
@@ -167,12 +209,6 @@ class ImageEnergyTransformer(eqx.Module):
         n = w.sum((0, 2))
         mu = jnp.where(n > 0, (t * w).sum((0, 2)) / jnp.maximum(n, 1), 0.5)
         return jnp.repeat(mu, Z // C), jnp.ones(Z)
-
-    def _check(self, tokens, mask):
-        N, Z = self.config.N, self.config.Z
-        if tuple(mask.shape) != (N,): raise ValueError(f"mask must have shape ({N},), got {tuple(mask.shape)}")
-        if mask.dtype != jnp.bool_: raise TypeError(f"mask must be boolean, got dtype {mask.dtype}")
-        if tuple(tokens.shape) != (N, Z): raise ValueError(f"tokens must have shape ({N}, {Z}), got {tuple(tokens.shape)}")
 
     def predict_tokens(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                        mask: Bool[Array, "N"],  # True = replaced by the MASK token
@@ -255,100 +291,6 @@ def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
     plt.close(fig)
     return path
 
-# %% ../nbs/02_image_inpainting.ipynb #inp011
-def _windows(L: int, w: int) -> list[int]:
-    "Start offsets of windows of size `w` covering `0..L` (the last one flush with the end)."
-    starts = list(range(0, L - w + 1, w))
-    return starts if starts[-1] == L - w else starts + [L - w]
-
-
-def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predict_tokens` (its window)
-                  photo: np.ndarray,  # C x Hpx x Wpx in [0, 1], at least one window in each direction
-                  mask_ratio: float = 0.5,  # fraction of the photo's patches hidden, in (0, 1)
-                  seed: int = 0,  # which patches
-                  batch_size: int = 64,  # windows per jitted call
-                  ) -> dict:
-    "Hide random patches across a whole photo and fill them window by window; returns the images and the masked MSE."
-    photo = np.asarray(photo, np.float32)
-    C, h, w = model.patcher.image_shape; p = model.patcher.p
-    if photo.ndim != 3 or photo.shape[0] != C:
-        raise ValueError(f"photo must be {C} x H x W for this model, got shape {photo.shape}")
-    if not 0 < mask_ratio < 1: raise ValueError(f"mask ratio must be in (0, 1), got {mask_ratio}")
-    if photo.shape[1] < h or photo.shape[2] < w:
-        raise ValueError(f"image {photo.shape[1]}x{photo.shape[2]} is smaller than the model's {h}x{w} window")
-    H, W = photo.shape[1] // p * p, photo.shape[2] // p * p  # whole patches only
-    photo = photo[:, :H, :W]
-    grid = Patcher((C, H, W), p)
-    rng = np.random.default_rng(seed)
-    mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
-    pm = grid.pixel_mask(mask)
-    corners = [(i, j) for i in _windows(H, h) for j in _windows(W, w)]
-    crops = np.stack([photo[:, i:i + h, j:j + w] for i, j in corners])
-    masks = np.stack([pm[i:i + h:p, j:j + w:p].reshape(-1) for i, j in corners])
-    pred = []
-    for k in range(0, len(crops), batch_size):
-        tk = jnp.asarray(model.patcher.tokenify(crops[k:k + batch_size]))
-        pred.append(np.asarray(_predict_batch(model, tk, jnp.asarray(masks[k:k + batch_size]))))
-    pred = model.patcher.untokenify(np.concatenate(pred))
-    acc, cnt = np.zeros_like(photo), np.zeros((H, W), np.float32)
-    for (i, j), r in zip(corners, pred): acc[:, i:i + h, j:j + w] += r; cnt[i:i + h, j:j + w] += 1
-    filled = np.where(pm[None], np.clip(acc / cnt, 0, 1), photo)  # overlapping windows averaged
-    mse = float(masked_mse(grid.tokenify(filled), grid.tokenify(photo), mask))
-    return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse)
-
-
-@eqx.filter_jit
-def _predict_batch(model, tokens, mask): return jax.vmap(lambda t, m: model.predict_tokens(t, m, remat=False))(tokens, mask)
-
-# %% ../nbs/02_image_inpainting.ipynb #inp016
-def read_photo(path: str | os.PathLike,  # an image file PIL can read
-               channels: int = 3,  # 3: RGB, 1: grey (alpha and palettes are converted)
-               ) -> np.ndarray:
-    "An image file as `channels x H x W` float32 in [0, 1] (`ValueError`/`FileNotFoundError` naming the file)."
-    from PIL import Image, UnidentifiedImageError
-    path = Path(path)
-    if path.is_dir(): raise ValueError(f"{path} is a directory, not an image file")
-    if not path.exists(): raise FileNotFoundError(f"no such file: {path}")
-    try:
-        with Image.open(path) as im: im = im.convert("RGB" if channels == 3 else "L")
-    except (UnidentifiedImageError, OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable image ({type(e).__name__})") from None
-    a = np.asarray(im, np.float32) / 255.0
-    return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
-
-
-def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [0, 1]
-                 gap: int = 4,  # white pixels between them
-                 ) -> np.ndarray:
-    "H x (k W + gaps) x 3 uint8 picture of the images next to each other."
-    ims = [np.repeat(im, 3, 0) if im.shape[0] == 1 else im for im in images]
-    H = ims[0].shape[1]; sep = np.ones((3, H, gap), np.float32)
-    row = np.concatenate([x for im in ims for x in (im, sep)][:-1], axis=2)
-    return (np.clip(row, 0, 1).transpose(1, 2, 0) * 255 + 0.5).astype(np.uint8)
-
-
-@call_parse
-def et_inpaint(photo: str,  # image file (any size at least one window; grey or RGBA are converted)
-               out: str = None,  # output PNG: masked | inpainted | original
-               mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
-               seed: int = 0,  # which patches are hidden
-               checkpoint: str = None,  # a checkpoint file (default: the shipped natural-image model)
-               ):
-    "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
-    import sys
-    try:
-        if out is None: raise ValueError("--out OUT.png is required")
-        if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
-        model = load_checkpoint(checkpoint, ImageEnergyTransformer) if checkpoint else load_pretrained("natural")
-        r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
-        from PIL import Image
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
-    except (ValueError, FileNotFoundError, OSError) as e:
-        print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
-    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']):.2f} dB)")
-
 # %% ../nbs/02_image_inpainting.ipynb #inp021
 def descent_quality(model: "ImageEnergyTransformer",  # a trained image model
                     images: np.ndarray,  # B x C x Hpx x Wpx
@@ -425,7 +367,7 @@ class MAEConfig(PatchGeometry):
         return cls(image_shape=cfg.image_shape, patch_size=cfg.patch_size, D=e.D, H=e.H, Y=e.Y, M=e.M, L=cfg.T)
 
 # %% ../nbs/02_image_inpainting.ipynb #inp032
-class TransformerMAE(eqx.Module):
+class TransformerMAE(AbstractImageModel):
     "Standard pre-LN transformer masked autoencoder: the image ET's embedding and decoder around `L` `TransformerBlock`s."
     Wenc: Float[Array, "Z D"]  # patch embedding
     Benc: Float[Array, "D"]
@@ -439,41 +381,21 @@ class TransformerMAE(eqx.Module):
     config: MAEConfig = eqx.field(static=True)
 
     def __init__(self, config: MAEConfig, *, key: PRNGKeyArray):
-        ke, kc, km, kp, kt, kd = jax.random.split(key, 6)
-        D, N, Z = config.D, config.N, config.Z
-        self.Wenc = jax.random.normal(ke, (Z, D)) / math.sqrt(Z)
-        self.Benc = jnp.zeros(D)
-        self.cls_token = 0.02 * jax.random.normal(kc, (D,))
-        self.mask_token = 0.02 * jax.random.normal(km, (D,))
-        pos = sincos_2d(config.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
-        self.pos = jnp.concatenate([jnp.zeros((1, D), jnp.float32), pos])
-        self.blocks = tuple(TransformerBlock(D, config.H, config.Y, config.M, key=k)
+        parts, kt = _image_embeddings(config, config.D, key)
+        for k, v in parts.items(): setattr(self, k, v)
+        self.blocks = tuple(TransformerBlock(config.D, config.H, config.Y, config.M, key=k)
                             for k in jax.random.split(kt, config.L))
-        self.ln = eqx.nn.LayerNorm(D)
-        self.Wdec = 0.1 * jax.random.normal(kd, (D, Z)) / math.sqrt(D)
-        self.Bdec = jnp.full(Z, 0.5, jnp.float32)
+        self.ln = eqx.nn.LayerNorm(config.D)
         self.config = config
 
-    @property
-    def patcher(self) -> Patcher: return self.config.patcher
-
-    def encode(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
-        "Initial token states: embedded patches, MASK where `mask`, CLS prepended, positions added."
-        e = jnp.where(mask[:, None], self.mask_token, tokens @ self.Wenc + self.Benc)
-        return jnp.concatenate([self.cls_token[None], e]) + self.pos
-
-    def decode(self, x: Float[Array, "N+1 D"]) -> Float[Array, "N Z"]:
-        "Patch pixels from token states: drop CLS, final layer norm, linear decoder."
-        return jax.vmap(self.ln)(x[1:]) @ self.Wdec + self.Bdec
+    def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]: return self.ln(x)
 
     def predict_tokens(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                        mask: Bool[Array, "N"],  # True = replaced by the MASK token
                        *, remat: bool = False,  # checkpoint each block (less training memory)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after the `L` blocks."
-        N, Z = self.config.N, self.config.Z
-        if tuple(mask.shape) != (N,) or mask.dtype != jnp.bool_: raise ValueError(f"mask must be boolean ({N},), got {mask.dtype} {tuple(mask.shape)}")
-        if tuple(tokens.shape) != (N, Z): raise ValueError(f"tokens must have shape ({N}, {Z}), got {tuple(tokens.shape)}")
+        self._check(tokens, mask)
         x = self.encode(tokens, mask)
         for block in self.blocks: x = eqx.filter_checkpoint(lambda b, x: b(x))(block, x) if remat else block(x)
         return self.decode(x)
@@ -531,64 +453,3 @@ def table_markdown(q: dict,  # a `quality_table` result
             steps = q.get("steps", {}).get(k) or "-"
             lines.append(f"| {row['mask_ratio']:.0%} | {names.get(k, k)} | {params} | {steps} | {v['mse']:.5f} | {v['psnr']:.2f} |")
     return "\n".join(lines)
-
-# %% ../nbs/02_image_inpainting.ipynb #inp048
-IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32) * 255  # per channel, on 0-255 pixels
-IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32) * 255
-
-
-def imagenet_normalize(pixels: np.ndarray,  # *B x 3 x Hpx x Wpx, values 0-255
-                       ) -> np.ndarray:
-    "Pixels minus the ImageNet mean, over the ImageNet std (per channel), as the paper's model expects."
-    pixels = np.asarray(pixels, np.float32)
-    if pixels.ndim < 3 or pixels.shape[-3] != 3: raise ValueError(f"expected 3 x H x W images, got shape {pixels.shape}")
-    return (pixels - IMAGENET_MEAN[:, None, None]) / IMAGENET_STD[:, None, None]
-
-
-def imagenet_denormalize(x: np.ndarray,  # *B x 3 x Hpx x Wpx, normalised
-                         ) -> np.ndarray:
-    "Inverse of `imagenet_normalize`: back to 0-255 pixels."
-    x = np.asarray(x, np.float32)
-    if x.ndim < 3 or x.shape[-3] != 3: raise ValueError(f"expected 3 x H x W images, got shape {x.shape}")
-    return x * IMAGENET_STD[:, None, None] + IMAGENET_MEAN[:, None, None]
-
-
-def paper_layout(D: int = 768, H: int = 12, Y: int = 64, M: int = 3072,  # the paper's ET sizes
-                 p: int = 16, image_size: int = 224,  # patch and (square) image size in pixels
-                 ) -> dict[str, tuple[int, ...]]:
-    "Array names and shapes of the released flat `.npz` (the paper's axis orders)."
-    N, Z = (image_size // p) ** 2, 3 * p * p
-    return dict(Wq=(H, Y, D), Wk=(H, Y, D), Xi=(D, M), Wenc=(Z, D), Benc=(D,), Wdec=(D, Z), Bdec=(Z,),
-                POS_embed=(N + 1, D), CLS_token=(D,), MASK_token=(D,), LNORM_gamma=(), LNORM_bias=(D,))
-
-
-def load_paper_npz(path: str | os.PathLike,  # flat `.npz` in the released layout (`paper_layout`)
-                   *, alpha: float = 0.1,  # descent step size
-                   T: int = 12,  # descent steps
-                   ) -> ImageEnergyTransformer:
-    "An `ImageEnergyTransformer` with the released weights: axes converted, layer-norm bias kept, self-attention included."
-    path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"no weights file at {path}")
-    try:
-        with np.load(path, allow_pickle=False) as z: a = {k: np.asarray(z[k], np.float32) for k in z.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable .npz ({e})") from None
-    missing = sorted(set(paper_layout()) - set(a))
-    if missing: raise ValueError(f"{path}: missing arrays {missing}")
-    H, Y, D = a["Wq"].shape; M = a["Xi"].size // D; Z = a["Wenc"].shape[0]
-    p, g = math.isqrt(Z // 3), math.isqrt(a["POS_embed"].shape[0] - 1)
-    if 3 * p * p != Z or g * g != a["POS_embed"].shape[0] - 1:
-        raise ValueError(f"{path}: Wenc {a['Wenc'].shape} / POS_embed {a['POS_embed'].shape} are not square RGB patches on a square grid")
-    for k, shape in paper_layout(D, H, Y, M, p, g * p).items():
-        if a[k].shape != shape: raise ValueError(f"{path}: {k} has shape {a[k].shape}, expected {shape} for D={D}, H={H}, Y={Y}, M={M}, p={p}")
-    cfg = ImageETConfig(image_shape=(3, g * p, g * p), patch_size=p, alpha=alpha, T=T,
-                        et=ETConfig(D=D, H=H, Y=Y, M=M, beta=1 / math.sqrt(Y), exclude_self=False))
-    m = eqx.filter_eval_shape(ImageEnergyTransformer, cfg, key=jax.random.PRNGKey(0))
-    new = dict(Wenc=a["Wenc"], Benc=a["Benc"], cls_token=a["CLS_token"], mask_token=a["MASK_token"],
-               pos=a["POS_embed"], Wdec=a["Wdec"], Bdec=a["Bdec"], alpha=np.float32(alpha))
-    m = eqx.tree_at(lambda m: [getattr(m, k) for k in new], m, [jnp.asarray(v) for v in new.values()])
-    m = eqx.tree_at(lambda m: (m.et.Wq, m.et.Wk, m.et.Xi, m.et.beta, m.lnorm.gamma, m.lnorm.delta), m,
-                    (jnp.asarray(a["Wq"].transpose(0, 2, 1)), jnp.asarray(a["Wk"].transpose(0, 2, 1)),
-                     jnp.asarray(a["Xi"].T), jnp.asarray(1 / math.sqrt(Y), jnp.float32),
-                     jnp.asarray(a["LNORM_gamma"].reshape(())), jnp.asarray(a["LNORM_bias"])))
-    return m

@@ -38,6 +38,27 @@ class Patcher:
         object.__setattr__(self, "image_shape", tuple(int(s) for s in shape))
         object.__setattr__(self, "p", int(self.p))
 
+    @classmethod
+    def from_img_shape(cls, img_shape: tuple[int, ...], patch_size: int) -> Patcher:
+        "A patcher for images of shape `(..., C, Hpx, Wpx)`."
+        return cls(tuple(img_shape[-3:]), patch_size)
+
+    @classmethod
+    def from_img(cls, img, patch_size: int) -> Patcher:
+        "A patcher for images like `img` (`(..., C, Hpx, Wpx)`)."
+        return cls.from_img_shape(img.shape, patch_size)
+
+    @property
+    def patch_size(self) -> int: return self.p
+    @property
+    def num_patches(self) -> int: return self.N
+    @property
+    def num_patch_elements(self) -> int: return self.Z
+
+    def patchified_shape(self) -> tuple[int, ...]:
+        "Shape of `patchify` of one image: (h, w, C, p, p)."
+        return (*self.grid, self.image_shape[0], self.p, self.p)
+
     @property
     def grid(self) -> tuple[int, int]: return self.image_shape[1] // self.p, self.image_shape[2] // self.p
     @property

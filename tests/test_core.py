@@ -1,12 +1,13 @@
 "Regression tests for energy_transformer.core (the notebook holds the full story)"
 import itertools
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from energy_transformer.core import ETConfig, EnergyLayerNorm, EnergyTransformer, TransformerBlock, descend
+from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend
 
 VARIANTS = list(itertools.product(("softmax", "taylor"), (True, False), (False, True)))
 

@@ -7,8 +7,20 @@ import numpy as np
 import pytest
 
 from energy_transformer.data import (
-    FASHION_MNIST_DEFAULT, FASHION_MNIST_ENV, NATURAL_TEST_PHOTOS, NATURAL_TRAIN_PHOTOS, BatchIterator,
-    load_fashion_mnist, load_images, load_mnist, load_natural, load_photo, make_grid, read_idx, write_idx)
+    FASHION_MNIST_DEFAULT,
+    FASHION_MNIST_ENV,
+    NATURAL_TEST_PHOTOS,
+    NATURAL_TRAIN_PHOTOS,
+    BatchIterator,
+    load_fashion_mnist,
+    load_images,
+    load_mnist,
+    load_natural,
+    load_photo,
+    make_grid,
+    read_idx,
+    write_idx,
+)
 
 HAVE_DEBIAN_FMNIST = (FASHION_MNIST_DEFAULT / "train-images-idx3-ubyte.gz").is_file()
 try:

@@ -4,8 +4,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from energy_transformer.dense import (ClassicalHopfield, ContinuousHopfield, ExponentialMemory, PolynomialMemory,
-                                      flip_bits, glyph_patterns, random_patterns, recall_batch, stable_prefixes)
+from energy_transformer.dense import (
+    ClassicalHopfield,
+    ContinuousHopfield,
+    ExponentialMemory,
+    PolynomialMemory,
+    recall_batch,
+    stable_prefixes,
+)
+from energy_transformer.patterns import flip_bits, glyph_patterns, random_patterns
 
 
 @pytest.fixture(scope="module")

@@ -82,6 +82,8 @@ def test_bad_input_one_line_error(photos, tmp_path, args, message):
     assert not (tmp_path / "o.png").exists()
 
 
-def test_out_required(photos):
-    p = run(photos / "camera.png")
-    assert p.returncode != 0 and "Traceback" not in p.stderr and "--out" in p.stderr
+def test_out_defaults_next_to_the_photo(photos, tmp_path):
+    src = tmp_path / "cam.png"; src.write_bytes((photos / "camera.png").read_bytes())
+    p = run(src)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "cam_inpainted.png").is_file() and "cam_inpainted.png" in p.stdout

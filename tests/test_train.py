@@ -6,9 +6,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -1,0 +1,62 @@
+"""The package's layout: no import cycle between its modules (imports inside functions included) and no
+module over 500 lines."""
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "energy_transformer"
+SKIP = {"__init__", "_modidx"}  # the package's re-exports and nbdev's index are not modules of the graph
+
+
+def modules() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(PKG.glob("*.py")) if p.stem not in SKIP}
+
+
+def imports(path: Path, names: set[str]) -> set[str]:
+    "Package modules imported anywhere in the file (top level, functions, classes), relative or absolute."
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level == 1 or base == "energy_transformer" or base.startswith("energy_transformer."):
+                parts = base.split(".")
+                mod = parts[0] if node.level == 1 else (parts[1] if len(parts) > 1 else "")
+                if mod: found.add(mod)
+                else: found |= {a.name for a in node.names}  # `from . import x` / `from energy_transformer import x`
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == "energy_transformer" and len(parts) > 1: found.add(parts[1])
+    return found & names
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = "open"; stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == "open": return stack[stack.index(n):] + [n]
+            if n not in state and (c := visit(n)): return c
+        state[m] = "done"; stack.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (c := visit(m)): return c
+    return None
+
+
+def test_cycle_finder_finds_cycles():  # the checker itself can fail
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle():
+    mods = modules()
+    graph = {m: imports(p, set(mods)) - {m} for m, p in mods.items()}
+    assert graph["train"] and "train" in graph["image_training"]  # the parser sees the package's imports
+    assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph))}"
+
+
+def test_modules_at_most_500_lines():
+    long = {m: n for m, p in modules().items() if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"modules over 500 lines: {long}"
