@@ -15,6 +15,7 @@ command -v chromedriver >/dev/null || need+=(chromium-driver)
 [ -f /usr/share/javascript/mathjax/MathJax.js ] || need+=(libjs-mathjax)
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
 command -v bible >/dev/null || need+=(bible-kjv)
+[ -f /usr/share/javascript/lunr/lunr.min.js ] || [ -f /usr/share/javascript/lunr/lunr.js ] || need+=(libjs-lunr)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
