@@ -23,8 +23,8 @@ site: export
 serve: site
 	$(PY) -m http.server --bind 127.0.0.1 --directory _docs 8000
 
-## The test command: package in sync with the notebooks, every notebook as tests, pytest.
-test: setup sync nbtest pytest
+## The test command: package in sync with the notebooks, ruff, every notebook as tests, pytest.
+test: setup sync lint nbtest pytest
 
 ## The package is what the notebooks export, and the notebooks are clean (checked on a copy).
 sync: setup

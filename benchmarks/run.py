@@ -300,7 +300,8 @@ def bench_attention(s: dict) -> dict:
 # -------------------------------------------------------------------------------------- 5. dense recall
 def bench_dense(s: dict) -> dict:
     "Batched asynchronous recall of an exponential dense associative memory: time and XLA memory."
-    from energy_transformer.dense import ExponentialMemory, flip_bits, random_patterns, recall_batch
+    from energy_transformer.dense import ExponentialMemory, recall_batch
+    from energy_transformer.patterns import flip_bits, random_patterns
     d = s["dense"]
     Xi = random_patterns(jax.random.PRNGKey(40), d["K"], d["D"])
     mem = ExponentialMemory(Xi, beta=d["beta"])
@@ -330,7 +331,7 @@ def _shipped_logs() -> dict:
     for p in sorted(CKPT_DIR.glob("*.json")):
         try: log = json.loads(p.read_text())
         except (OSError, ValueError): continue
-        if isinstance(log, dict) and "final" in log: logs[p.stem] = log
+        if isinstance(log, dict) and log.get("task") == "inpainting" and "final" in log: logs[p.stem] = log
     return logs
 
 
@@ -410,13 +411,15 @@ def table(r: dict) -> list[list[str]]:
         goal = a["N"] == last
         rows.append([f"descent step softmax vs taylor, N = {a['N']} (D = {a['D']}, H = {a['H']}, Y = {a['Y']}, B = 1)",
                      f"{a['softmax']['step_s'] * 1e3:.2f} ms vs {a['taylor']['step_s'] * 1e3:.2f} ms: {a['taylor_speedup']:.2f}x",
-                     f">= {GOALS['taylor_speedup']}x" if goal else "", _yes(a["taylor_speedup"] >= GOALS["taylor_speedup"]) if goal else ""])
+                     f">= {GOALS['taylor_speedup']}x" if goal else "",
+                     _yes(a["taylor_speedup"] >= GOALS["taylor_speedup"]) if goal else ""])
     d = r["dense"]
     rows.append([f"dense exponential recall, {d['B']} queries x {d['K']} patterns x {d['D']} bits, {d['sweeps']} async sweeps",
                  f"{_ms(d['time_s'])}, peak {_mib(d['peak_bytes'])} (temp {_mib(d['temp_bytes'])}), "
                  f"exact recall {d['exact_recall']:.0%}", "", ""])
     for q in r["quality"]["rows"]:
-        rows.append([f"inpainting {q['checkpoint']} ({q.get('model') or 'model'}): masked MSE at {q['mask_ratio']:.0%} masking ({q['n_images']} test images)",
+        rows.append([f"inpainting {q['checkpoint']} ({q.get('model') or 'model'}): masked MSE at {q['mask_ratio']:.0%} masking "
+                     f"({q['n_images']} test images)",
                      f"model {q['model_mse']:.4f} ({q['model_psnr']:.1f} dB); biharmonic {q['biharmonic_mse']:.4f}; "
                      f"mean fill {q['mean_fill_mse']:.4f}", "", ""])
     if not r["quality"]["rows"]:
@@ -479,12 +482,14 @@ def main(argv=None):
     if "descent" in only:
         log("descent"); r["descent"] = bench_descent(s, r["roof"]["roof_gflops"])
         for d in r["descent"]["rows"]:
-            log(f"  {d['preset']}: {d['closed_form']['gflops']:.0f} GFLOP/s ({d['roof_fraction']:.0%}), autograd {d['autograd_over_closed_form']:.2f}x")
+            log(f"  {d['preset']}: {d['closed_form']['gflops']:.0f} GFLOP/s ({d['roof_fraction']:.0%}), "
+                f"autograd {d['autograd_over_closed_form']:.2f}x")
         for k, v in r["descent"]["breakdown"].items():
             if isinstance(v, dict): log(f"    {k:16s} {v['s'] * 1e3:8.3f} ms {v['gflops']:7.1f} GFLOP/s")
     if "training" in only:
         log("training"); r["training"] = bench_training(s)
-        log(f"  speedup {r['training']['speedup']:.2f}x, memory {r['training']['temp_memory_ratio']:.1f}x, flat {r['training']['project_flatness']:.2f}x")
+        t = r["training"]
+        log(f"  speedup {t['speedup']:.2f}x, memory {t['temp_memory_ratio']:.1f}x, flat {t['project_flatness']:.2f}x")
     if "attention" in only:
         log("attention"); r["attention"] = bench_attention(s)
         for a_ in r["attention"]["rows"]: log(f"  N = {a_['N']}: taylor {a_['taylor_speedup']:.2f}x")

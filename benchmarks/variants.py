@@ -41,7 +41,7 @@ from run import MIN_TIME, load, memory, timeit  # noqa: E402
 from energy_transformer.core import descend  # noqa: E402
 from energy_transformer.evaluate import masked_mse  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
-from energy_transformer.patches import make_masks, mask_count  # noqa: E402
+from energy_transformer.patches import keep_count, make_masks, mask_count  # noqa: E402
 from energy_transformer.train import trainable  # noqa: E402
 
 
@@ -104,11 +104,11 @@ def main(argv=None):
         model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
         params, static = eqx.partition(model, trainable(model))
         images = jnp.asarray(np.random.default_rng(0).random((B, *mc.image_shape), dtype=np.float32))
-        n_chosen = mask_count(mc.N, 0.5); n_keep = int(math.floor(0.1 * n_chosen + 0.5))
+        n_chosen = mask_count(mc.N, 0.5); n_keep = keep_count(n_chosen, 0.1)
         for mode in a.modes:
             f = jax.jit(jax.value_and_grad(partial(loss, static=static, n_chosen=n_chosen, n_keep=n_keep, T=T, mode=mode)))
             comp = f.lower(params, images=images, key=jax.random.PRNGKey(1)).compile()
-            g = lambda p, im: comp(p, images=im, key=jax.random.PRNGKey(1))
+            g = lambda p, im, comp=comp: comp(p, images=im, key=jax.random.PRNGKey(1))
             t = timeit(g, params, images, repeats=a.repeats)
             m = memory(comp)
             rows.append(dict(T=T, batch=B, mode=mode, s=t["median_s"], temp_bytes=m["temp_bytes"], load=load()))

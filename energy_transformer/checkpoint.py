@@ -168,5 +168,6 @@ def checkpoint_path(name: str,  # a shipped checkpoint's file stem, e.g. "fashio
     "Path of a checkpoint shipped in the package (`FileNotFoundError` listing the available ones)."
     p = checkpoint_dir() / f"{name}.npz"
     if not p.is_file():
-        raise FileNotFoundError(f"no shipped checkpoint {name!r} (available: {sorted(q.stem for q in checkpoint_dir().glob('*.npz'))})")
+        have = sorted(q.stem for q in checkpoint_dir().glob('*.npz'))
+        raise FileNotFoundError(f"no shipped checkpoint {name!r} (available: {have})")
     return p

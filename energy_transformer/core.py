@@ -6,11 +6,14 @@ Docs: https://energy-transformer.github.io/energy_transformer/energy_transformer
 
 # %% ../nbs/01_energy_transformer.ipynb #b3189ba3
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
-import numpy as np
-import jax, jax.numpy as jnp
+
 import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
@@ -157,7 +160,7 @@ class EnergyTransformer(eqx.Module):
     Wq: Float[Array, "H D Y"] # query projections
     Wk: Float[Array, "H D Y"] # key projections
     Xi: Float[Array, "M D"] # Hopfield memories
-    beta: Float[Array, ""] # inverse temperature (an array leaf: filter it out of the optimiser to keep it fixed, as the paper does)
+    beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -455,7 +458,7 @@ def plot_energy_terms(trajs: dict, # label -> Trajectory
     import matplotlib.pyplot as plt
     if axes is None: _, axes = plt.subplots(1, 4, figsize=(13, 2.8), constrained_layout=True)
     names = [("e_att", "$E^{ATT}$"), ("e_hn", "$E^{HN}$"), ("e_ln", "$E^{LN}$"), ("e_total", "Lyapunov energy")]
-    for ax, (field, title) in zip(axes, names):
+    for ax, (field, title) in zip(axes, names, strict=False):
         for label, tr in trajs.items():
             ax.plot(np.asarray(tr.step), np.asarray(getattr(tr, field)), marker=".", ms=3, label=label)
         ax.set_title(title); ax.set_xlabel("step")

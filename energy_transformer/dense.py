@@ -380,7 +380,7 @@ def measure_capacity(n: int, # degree of F_n(z) = z^n
     Ks = [int(4 * capacity_formula(n, D)) + 2 * chunk for D in Ds]       # far beyond the expected K_max
     D_pad, K_pad = max(Ds), -(-max(Ks) // chunk) * chunk
     out = []
-    for D, K in zip(Ds, Ks):
+    for D, K in zip(Ds, Ks, strict=False):
         key = jax.random.fold_in(jax.random.key(seed), D)
         f = _fixed_point_curve(key, jnp.int32(D), jnp.int32(K), n=n, D_pad=D_pad, K_pad=K_pad, trials=trials,
                                chunk=chunk)

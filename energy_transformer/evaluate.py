@@ -14,11 +14,13 @@ import numpy as np
 from jaxtyping import Array, Bool, Float
 from skimage.restoration import inpaint_biharmonic
 
+from .core import count_params
 from .patches import Patcher, random_masks
+from .train import trainable
 
 # %% auto #0
 __all__ = ['masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'predict_images', 'eval_set', 'evaluate',
-           'baselines']
+           'baselines', 'quality_table', 'table_markdown']
 
 # %% ../nbs/12_evaluate.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
@@ -74,7 +76,7 @@ def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
     target, pm = patcher.tokenify(images), patcher.pixel_mask(mask)
     out = {}
     for name, fill in (("mean_fill", mean_fill), ("biharmonic", biharmonic_fill)):
-        filled = np.stack([fill(im, m) for im, m in zip(images, pm)])
+        filled = np.stack([fill(im, m) for im, m in zip(images, pm, strict=False)])
         out[name] = masked_mse(patcher.tokenify(filled), target, mask)
     return out
 
@@ -126,3 +128,39 @@ def baselines(images: np.ndarray,  # n x C x Hpx x Wpx
     "The same metrics for the mean-of-visible fill and biharmonic inpainting."
     return {k: {"mse": float(v.mean()), "psnr": float(psnr(v).mean())}
             for k, v in baseline_mse(images, mask, patcher).items()}
+
+# %% ../nbs/12_evaluate.ipynb #evalqt02
+def quality_table(models: dict,  # name -> image model (all on the same patch grid)
+                  test: np.ndarray,  # held-out images (n, C, Hpx, Wpx)
+                  data: str = "",  # the data set's name, recorded in the result
+                  ratios: tuple[float, ...] = (0.25, 0.5, 0.75),  # fractions of patches hidden
+                  n: int = 2000,  # test images (a fixed seeded subset; at most the test set)
+                  seed: int = 0,  # subset and masks
+                  steps: dict | None = None,  # name -> training steps, recorded in the result
+                  ) -> dict:
+    "Masked-patch MSE and PSNR of the models and both classical fills on the same images and masks."
+    pt = next(iter(models.values())).patcher
+    out = dict(data=data, n_images=min(n, len(test)), ratios=list(ratios),
+               params={k: count_params(eqx.filter(m, trainable(m))) for k, m in models.items()}, steps=steps or {}, rows=[])
+    for r in ratios:
+        x, mask = eval_set(test, pt.N, n, r, seed)
+        row = dict(mask_ratio=r, n_masked=int(mask[0].sum()))
+        for k, m in models.items(): row[k] = evaluate(m, x, mask)
+        row.update(baselines(x, mask, pt))
+        out["rows"].append(row)
+    return out
+
+
+def table_markdown(q: dict,  # a `quality_table` result
+                   ) -> str:
+    "The table as Markdown: one row per method and mask ratio, MSE, PSNR and trained parameters."
+    names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)"}
+    lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) |", "|---|---|---:|---:|---:|---:|"]
+    for row in q["rows"]:
+        for k, v in row.items():
+            if not isinstance(v, dict): continue
+            params = f"{q['params'][k]:,}" if k in q["params"] else "0"
+            steps = q.get("steps", {}).get(k) or "-"
+            lines.append(f"| {row['mask_ratio']:.0%} | {names.get(k, k)} | {params} | {steps} | {v['mse']:.5f} "
+                         f"| {v['psnr']:.2f} |")
+    return "\n".join(lines)

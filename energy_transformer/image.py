@@ -19,17 +19,13 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend
-from .data import load_images
-from .evaluate import baselines, eval_set, evaluate, masked_mse
-from .patches import Patcher, mask_count
-from .train import trainable
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend
+from .evaluate import masked_mse
+from .patches import Patcher
 
 # %% auto #0
 __all__ = ['PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'AbstractImageModel', 'ImageEnergyTransformer',
-           'load_pretrained', 'animate_descent', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig',
-           'TransformerMAE', 'load_mae', 'quality_table', 'table_markdown']
+           'animate_descent', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig', 'TransformerMAE']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 class PatchGeometry:
@@ -245,12 +241,6 @@ class ImageEnergyTransformer(AbstractImageModel):
         images = None if tr.x is None else jax.vmap(lambda s: pt.untokenify(self.decode(s) * sd + mu))(tr.x)
         return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, images=images)
 
-# %% ../nbs/02_image_inpainting.ipynb #loadpre1
-def load_pretrained(name: str  # a shipped checkpoint: "fashion_mnist" or "natural"
-                    ) -> ImageEnergyTransformer:
-    "A trained `ImageEnergyTransformer` shipped with the package."
-    return load_checkpoint(checkpoint_path(name), ImageEnergyTransformer)
-
 # %% ../nbs/02_image_inpainting.ipynb #inp006
 def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
                     image: np.ndarray,  # C x Hpx x Wpx, pixels in [0, 1]
@@ -326,7 +316,7 @@ def show_memories(model: "ImageEnergyTransformer",  # a trained image model
     nrows = -(-len(order) // ncols)
     fig, axs = plt.subplots(nrows, ncols, figsize=(0.5 * ncols, 0.5 * nrows), squeeze=False)
     for a in axs.flat: a.axis("off")
-    for a, mu in zip(axs.flat, order):
+    for a, mu in zip(axs.flat, order, strict=False):
         z = pats[mu]; z = (z - z.min()) / max(z.max() - z.min(), 1e-8)
         a.imshow(z[0] if z.shape[0] == 1 else z.transpose(1, 2, 0), cmap="gray", vmin=0, vmax=1)
     fig.subplots_adjust(wspace=0.08, hspace=0.08)
@@ -362,7 +352,8 @@ class MAEConfig(PatchGeometry):
     @classmethod
     def like(cls, cfg: ImageETConfig) -> "MAEConfig":
         "The baseline matched to an image ET: same image, patches, D, H, Y, MLP width M, and L = T blocks."
-        if not isinstance(cfg, ImageETConfig): raise TypeError(f"expected an ImageETConfig, got {type(cfg).__name__}")
+        if not isinstance(getattr(cfg, "et", None), ETConfig):
+            raise TypeError(f"expected an ImageETConfig, got {type(cfg).__name__}")
         e = cfg.et
         return cls(image_shape=cfg.image_shape, patch_size=cfg.patch_size, D=e.D, H=e.H, Y=e.Y, M=e.M, L=cfg.T)
 
@@ -405,51 +396,6 @@ class TransformerMAE(AbstractImageModel):
                  ) -> Float[Array, "C Hpx Wpx"]:
         "Inpaint one image: the reconstruction (all patches decoded)."
         pt = self.patcher
-        if tuple(image.shape) != pt.image_shape: raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
+        if tuple(image.shape) != pt.image_shape:
+            raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         return pt.untokenify(self.predict_tokens(pt.tokenify(image), mask))
-
-# %% ../nbs/02_image_inpainting.ipynb #inp036
-def load_mae(name_or_path: str | os.PathLike,  # "fashion_mnist" / "natural" (shipped `mae_<name>.npz`) or a file
-             ) -> TransformerMAE:
-    "A trained `TransformerMAE` baseline from a checkpoint."
-    p = Path(name_or_path)
-    return load_checkpoint(p if p.suffix else checkpoint_path(f"mae_{name_or_path}"), TransformerMAE)
-
-# %% ../nbs/02_image_inpainting.ipynb #inp041
-def quality_table(data: str,  # "fashion_mnist" or "natural": the test set and the shipped models
-                  ratios: tuple[float, ...] = (0.25, 0.5, 0.75),  # fractions of patches hidden
-                  n: int = 2000,  # test images (a fixed seeded subset; at most the test set)
-                  seed: int = 0,  # subset and masks
-                  models: dict | None = None,  # name -> model (default: the shipped ET and MAE)
-                  test: np.ndarray | None = None,  # test images instead of `data`'s test split
-                  ) -> dict:
-    "Masked-patch MSE and PSNR of the models and both classical fills on the same images and masks."
-    steps = {}
-    if models is None:
-        models = {"Energy Transformer": load_pretrained(data), "transformer MAE": load_mae(data)}
-        steps = {k: read_checkpoint(checkpoint_path(f"{p}{data}"))[0]["step"] for k, p in (("Energy Transformer", ""), ("transformer MAE", "mae_"))}
-    test = load_images(data, "test") if test is None else test
-    pt = next(iter(models.values())).patcher
-    out = dict(data=data, n_images=min(n, len(test)), ratios=list(ratios),
-               params={k: count_params(eqx.filter(m, trainable(m))) for k, m in models.items()}, steps=steps, rows=[])
-    for r in ratios:
-        x, mask = eval_set(test, pt.N, n, r, seed)
-        row = dict(mask_ratio=r, n_masked=int(mask[0].sum()))
-        for k, m in models.items(): row[k] = evaluate(m, x, mask)
-        row.update(baselines(x, mask, pt))
-        out["rows"].append(row)
-    return out
-
-
-def table_markdown(q: dict,  # a `quality_table` result
-                   ) -> str:
-    "The table as Markdown: one row per method and mask ratio, MSE, PSNR and trained parameters."
-    names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)"}
-    lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) |", "|---|---|---:|---:|---:|---:|"]
-    for row in q["rows"]:
-        for k, v in row.items():
-            if not isinstance(v, dict): continue
-            params = f"{q['params'][k]:,}" if k in q["params"] else "0"
-            steps = q.get("steps", {}).get(k) or "-"
-            lines.append(f"| {row['mask_ratio']:.0%} | {names.get(k, k)} | {params} | {steps} | {v['mse']:.5f} | {v['psnr']:.2f} |")
-    return "\n".join(lines)

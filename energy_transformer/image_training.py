@@ -11,7 +11,7 @@ import functools
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import equinox as eqx
@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from fastcore.script import call_parse, store_true
+from jax.sharding import Mesh
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from .core import ETConfig
@@ -27,9 +28,7 @@ from .data import DATASETS, BatchIterator, load_images
 from .evaluate import baselines, biharmonic_fill, eval_set, evaluate, masked_mse, predict_images
 from .image import ImageEnergyTransformer, ImageETConfig
 from .patches import keep_count, make_masks, mask_count
-from jax.sharding import Mesh
-
-from .train import TrainConfig, fit, make_optimizer, make_train_step, trainable
+from .train import JSONConfig, TrainConfig, check_int, fit, make_optimizer, make_train_step, trainable
 
 # %% auto #0
 __all__ = ['PRESETS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting', 'et_train',
@@ -37,7 +36,7 @@ __all__ = ['PRESETS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_b
 
 # %% ../nbs/03_training.ipynb #bbd93499
 @dataclass(frozen=True)
-class ImageTaskConfig:
+class ImageTaskConfig(JSONConfig):
     "Data, masking and evaluation settings of masked-image training (JSON round-trips)."
     data: str = "fashion_mnist"  # data set name for `energy_transformer.data.load_images`
     mask_ratio: float = 0.5  # fraction of patches chosen per image (scored by the loss)
@@ -47,23 +46,9 @@ class ImageTaskConfig:
     final_eval_size: int = 10_000  # test images in the final evaluation (at most the test set)
 
     def __post_init__(self):
-        for k in ("eval_size", "final_eval_size"):
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"ImageTaskConfig.{k} must be an int >= 1, got {v!r}")
+        for k in ("eval_size", "final_eval_size"): check_int("ImageTaskConfig", k, getattr(self, k))
         if not 0 < self.mask_ratio <= 1: raise ValueError(f"ImageTaskConfig.mask_ratio must be in (0, 1], got {self.mask_ratio}")
         if not 0 <= self.keep < 1: raise ValueError(f"ImageTaskConfig.keep must be in [0, 1), got {self.keep}")
-
-    def to_dict(self) -> dict:
-        "Plain JSON-serialisable dict."
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ImageTaskConfig:
-        "Inverse of `to_dict`; unknown keys are an error."
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown: raise ValueError(f"unknown ImageTaskConfig keys {sorted(unknown)}")
-        return cls(**d)
 
 
 PRESETS: dict[str, tuple[ImageETConfig, ImageTaskConfig, TrainConfig]] = {
@@ -87,7 +72,7 @@ def preset(name: str,  # a key of `PRESETS`
     fields = [{"alpha", "T"}, set(ImageTaskConfig.__dataclass_fields__), set(TrainConfig.__dataclass_fields__)]
     unknown = set(overrides) - set().union(*fields)
     if unknown: raise ValueError(f"unknown overrides {sorted(unknown)}")
-    return tuple(replace(c, **{k: v for k, v in overrides.items() if k in f}) for c, f in zip(parts, fields))
+    return tuple(replace(c, **{k: v for k, v in overrides.items() if k in f}) for c, f in zip(parts, fields, strict=False))
 
 # %% ../nbs/03_training.ipynb #fffe0f9a
 @functools.lru_cache(maxsize=32)
@@ -178,7 +163,8 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
              ):
     "Train an image Energy Transformer from a preset; writes a checkpoint and a JSON log."
     try:
-        if data is not None and data not in DATASETS: raise ValueError(f"unknown data set {data!r}; choose from {sorted(DATASETS)}")
+        if data is not None and data not in DATASETS:
+            raise ValueError(f"unknown data set {data!r}; choose from {sorted(DATASETS)}")
         kw = {k: v for k, v in dict(data=data, steps=steps, batch_size=batch_size, lr=lr, T=descent_steps, alpha=alpha,
                                     eval_every=eval_every, seed=seed).items() if v is not None}
         stem = name or preset_name
@@ -222,7 +208,7 @@ def show_inpainting(model: eqx.Module,  # an image model
     pm = pt.pixel_mask(np.asarray(mask))
     recon = predict_images(model, images, mask)
     recon = np.where(pm[:, None], np.clip(recon, 0, 1), images)  # keep the visible pixels as they are
-    bih = np.stack([biharmonic_fill(im, m) for im, m in zip(images, pm)])
+    bih = np.stack([biharmonic_fill(im, m) for im, m in zip(images, pm, strict=False)])
     rows = {"masked": np.where(pm[:, None], 0.5, images), "Energy Transformer": recon, "biharmonic": bih,
             "original": images}
     n = len(images)

@@ -63,7 +63,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
         pred.append(np.asarray(_predict_batch(model, tk, jnp.asarray(masks[k:k + batch_size]))))
     pred = model.patcher.untokenify(np.concatenate(pred))
     acc, cnt = np.zeros_like(photo), np.zeros((H, W), np.float32)
-    for (i, j), r in zip(corners, pred): acc[:, i:i + h, j:j + w] += r; cnt[i:i + h, j:j + w] += 1
+    for (i, j), r in zip(corners, pred, strict=False): acc[:, i:i + h, j:j + w] += r; cnt[i:i + h, j:j + w] += 1
     filled = np.where(pm[None], np.clip(acc / cnt, 0, 1), photo)  # overlapping windows averaged
     mse = float(masked_mse(grid.tokenify(filled), grid.tokenify(photo), mask))
     return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse)

@@ -69,9 +69,11 @@ def load_paper_npz(path: str | os.PathLike,  # flat `.npz` in the released layou
     H, Y, D = a["Wq"].shape; M = a["Xi"].size // D; Z = a["Wenc"].shape[0]
     p, g = math.isqrt(Z // 3), math.isqrt(a["POS_embed"].shape[0] - 1)
     if 3 * p * p != Z or g * g != a["POS_embed"].shape[0] - 1:
-        raise ValueError(f"{path}: Wenc {a['Wenc'].shape} / POS_embed {a['POS_embed'].shape} are not square RGB patches on a square grid")
+        raise ValueError(f"{path}: Wenc {a['Wenc'].shape} / POS_embed {a['POS_embed'].shape} "
+                         "are not square RGB patches on a square grid")
     for k, shape in paper_layout(D, H, Y, M, p, g * p).items():
-        if a[k].shape != shape: raise ValueError(f"{path}: {k} has shape {a[k].shape}, expected {shape} for D={D}, H={H}, Y={Y}, M={M}, p={p}")
+        if a[k].shape != shape:
+            raise ValueError(f"{path}: {k} has shape {a[k].shape}, expected {shape} for D={D}, H={H}, Y={Y}, M={M}, p={p}")
     cfg = ImageETConfig(image_shape=(3, g * p, g * p), patch_size=p, alpha=alpha, T=T,
                         et=ETConfig(D=D, H=H, Y=Y, M=M, beta=1 / math.sqrt(Y), exclude_self=False))
     m = eqx.filter_eval_shape(ImageEnergyTransformer, cfg, key=jax.random.PRNGKey(0))

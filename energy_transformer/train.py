@@ -1,4 +1,4 @@
-"""One training loop for every task: AdamW with warm-up and cosine decay, clipping, data parallelism, evaluations, checkpoints and exact resuming.
+"""One training loop for every task: AdamW, warm-up and cosine decay, clipping, data parallelism, checkpoints, exact resuming.
 
 Docs: https://energy-transformer.github.io/energy_transformer/train.html.md"""
 
@@ -28,17 +28,36 @@ from .checkpoint import fill_tree, leaf_name, load_checkpoint, read_checkpoint, 
 from .core import count_params
 
 # %% auto #0
-__all__ = ['FROZEN', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate', 'shard_batch',
-           'make_train_step', 'fit', 'load_train_state']
+__all__ = ['FROZEN', 'check_int', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh',
+           'replicate', 'shard_batch', 'make_train_step', 'fit', 'load_train_state']
 
 # %% ../nbs/13_train.ipynb #79ce5bee
-def _check_int(cls: str, name: str, v, low: int = 1):
+def check_int(owner: str,  # the class, for the message
+              name: str,  # the field
+              v,  # its value
+              low: int = 1,  # the smallest allowed value
+              ):
+    "One-line `ValueError` unless `v` is an int (not a bool) >= `low`."
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{cls}.{name} must be an int >= {low}, got {v!r}")
+        raise ValueError(f"{owner}.{name} must be an int >= {low}, got {v!r}")
+
+
+class JSONConfig:
+    "`to_dict`/`from_dict` for a frozen dataclass of JSON values (unknown keys are an error)."
+    def to_dict(self) -> dict:
+        "Plain JSON-serialisable dict."
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        "Inverse of `to_dict`."
+        unknown = set(d) - set(cls.__dataclass_fields__)
+        if unknown: raise ValueError(f"unknown {cls.__name__} keys {sorted(unknown)}")
+        return cls(**d)
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(JSONConfig):
     "Optimisation settings of a training run, the same for every task (JSON round-trips)."
     steps: int = 2000  # optimizer steps
     batch_size: int = 64  # examples per step
@@ -54,21 +73,10 @@ class TrainConfig:
     seed: int = 0  # initialisation, batches and per-step random keys
 
     def __post_init__(self):
-        for k in ("steps", "batch_size", "eval_every", "log_every"): _check_int("TrainConfig", k, getattr(self, k))
-        _check_int("TrainConfig", "seed", self.seed, 0)
+        for k in ("steps", "batch_size", "eval_every", "log_every"): check_int("TrainConfig", k, getattr(self, k))
+        check_int("TrainConfig", "seed", self.seed, 0)
         if not self.lr > 0: raise ValueError(f"TrainConfig.lr must be > 0, got {self.lr}")
         if not 0 <= self.warmup < 1: raise ValueError(f"TrainConfig.warmup must be in [0, 1), got {self.warmup}")
-
-    def to_dict(self) -> dict:
-        "Plain JSON-serialisable dict."
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TrainConfig:
-        "Inverse of `to_dict`; unknown keys are an error."
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown: raise ValueError(f"unknown TrainConfig keys {sorted(unknown)}")
-        return cls(**d)
 
 # %% ../nbs/13_train.ipynb #03310404
 FROZEN = ("alpha", "beta")  # array fields kept fixed in training (by field name)
@@ -173,7 +181,8 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
         for what, theirs, ours in (("model class", header.get("class"), type(model).__name__),
                                    ("model config", header.get("config"), model.config.to_dict()),
                                    ("training config", header["meta"].get("train_config"), tc.to_dict())):
-            if not _same_json(theirs, ours): raise ValueError(f"{ckpt}: its {what} differs from the one asked for; refusing to resume")
+            if not _same_json(theirs, ours):
+                raise ValueError(f"{ckpt}: its {what} differs from the one asked for; refusing to resume")
         model = fill_tree(model, arrays, "model/", ckpt)
         params, static = eqx.partition(model, trainable(model))
         opt_state = fill_tree(opt_state, arrays, "opt/", ckpt)

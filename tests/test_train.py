@@ -75,7 +75,8 @@ def test_checkpoint_truncated(tmp_path, tiny_model):
     raw = f.read_bytes()
     for n in (10, len(raw) // 2, len(raw) - 30):
         (tmp_path / "cut.npz").write_bytes(raw[:n])
-        with pytest.raises(ValueError, match="cut.npz: not a readable checkpoint"): load_checkpoint(tmp_path / "cut.npz", ImageEnergyTransformer)
+        with pytest.raises(ValueError, match="cut.npz: not a readable checkpoint"):
+            load_checkpoint(tmp_path / "cut.npz", ImageEnergyTransformer)
     (tmp_path / "junk.npz").write_bytes(b"not a checkpoint at all")
     with pytest.raises(ValueError, match="junk.npz"): load_checkpoint(tmp_path / "junk.npz", ImageEnergyTransformer)
     with pytest.raises(FileNotFoundError, match="nothere.npz"): load_checkpoint(tmp_path / "nothere.npz", ImageEnergyTransformer)
@@ -92,12 +93,14 @@ def test_checkpoint_shape_mismatch(tmp_path, tiny_model):
     # an array whose shape disagrees with the header
     arrays2 = dict(arrays); arrays2["model/pos"] = arrays["model/pos"][:-1]
     np.savez(tmp_path / "p.npz", header=np.array(json.dumps(header)), **arrays2)
-    with pytest.raises(ValueError, match="p.npz: array 'model/pos' has shape"): load_checkpoint(tmp_path / "p.npz", ImageEnergyTransformer)
+    with pytest.raises(ValueError, match="p.npz: array 'model/pos' has shape"):
+        load_checkpoint(tmp_path / "p.npz", ImageEnergyTransformer)
     # a missing array
     arrays3 = {k: v for k, v in arrays.items() if k != "model/et.Xi"}
     h3 = json.loads(json.dumps(header)); del h3["arrays"]["model/et.Xi"]
     np.savez(tmp_path / "m.npz", header=np.array(json.dumps(h3)), **arrays3)
-    with pytest.raises(ValueError, match=r"m.npz: .*missing \['et.Xi'\]"): load_checkpoint(tmp_path / "m.npz", ImageEnergyTransformer)
+    with pytest.raises(ValueError, match=r"m.npz: .*missing \['et.Xi'\]"):
+        load_checkpoint(tmp_path / "m.npz", ImageEnergyTransformer)
 
 
 # ---------------------------------------------------------------- resuming
@@ -117,7 +120,8 @@ def test_resume_is_exact(tmp_path):
     _, opt_a, step_a = load_train_state(tmp_path / "a" / "m.npz", ImageEnergyTransformer, tc)
     _, opt_b, step_b = load_train_state(tmp_path / "b" / "m.npz", ImageEnergyTransformer, tc)
     assert step_a == step_b == 8
-    for a, b in zip(jax.tree.leaves(opt_a), jax.tree.leaves(opt_b)): np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    for a, b in zip(jax.tree.leaves(opt_a), jax.tree.leaves(opt_b), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
     # resuming with a different recipe is refused
     with pytest.raises(ValueError, match="training config differs"):
         train_inpainting(mc, task, replace(tc, lr=1e-3), out=tmp_path / "b", name="m", data=data, progress=False, resume=True)
@@ -144,7 +148,8 @@ def et_train_command(tmp_path):
 
 def test_et_train_cli(tmp_path):
     env = {**os.environ, "XLA_FLAGS": ""}
-    r = subprocess.run([*et_train_command(tmp_path), "tiny", "--out", str(tmp_path), "--name", "cli", "--steps", "6", "--eval-every", "3", "--quiet"],
+    r = subprocess.run([*et_train_command(tmp_path), "tiny", "--out", str(tmp_path), "--name", "cli", "--steps", "6",
+                        "--eval-every", "3", "--quiet"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     model = load_checkpoint(tmp_path / "cli.npz", ImageEnergyTransformer)
