@@ -14,6 +14,7 @@ import equinox as eqx
 
 from .checkpoint import checkpoint_dir, checkpoint_path, load_checkpoint, read_checkpoint
 from .image import ImageEnergyTransformer, TransformerMAE
+from .language import CausalET, CausalTransformer, MaskedET
 
 # %% auto #0
 __all__ = ['MODEL_CLASSES', 'available_models', 'load_pretrained']
@@ -22,6 +23,9 @@ __all__ = ['MODEL_CLASSES', 'available_models', 'load_pretrained']
 MODEL_CLASSES: dict[str, type[eqx.Module]] = {  # a checkpoint header's "class" -> the class that loads it
     "ImageEnergyTransformer": ImageEnergyTransformer,
     "TransformerMAE": TransformerMAE,
+    "CausalET": CausalET,
+    "CausalTransformer": CausalTransformer,
+    "MaskedET": MaskedET,
 }
 
 
