@@ -29,7 +29,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
-import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
@@ -225,25 +224,11 @@ def bench_descent(s: dict, roof: float) -> dict:
 
 # ------------------------------------------------------------------------------------- 3. training step
 def _train_step_parts(image_preset: str, batch: int, T: int, autograd: bool, remat: bool):
-    "A compiled training step of the image model (train.py's loss and AdamW step) and its arguments."
-    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
-    from energy_transformer.image_training import ImageTaskConfig, masked_image_loss
-    from energy_transformer.patches import keep_count, mask_count
-    from energy_transformer.train import TrainConfig, make_optimizer, make_train_step, trainable
+    "A compiled training step of the image model (the library's), its arguments, compile seconds and config."
+    from energy_transformer.image import ImageETConfig
+    from energy_transformer.image_training import compiled_train_step
     mc = getattr(ImageETConfig, image_preset)(T=T)
-    model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
-    task, tc = ImageTaskConfig(), TrainConfig(batch_size=batch)
-    opt = make_optimizer(tc)
-    params, static = eqx.partition(model, trainable(model))
-    opt_state = opt.init(params)
-    n_chosen = mask_count(mc.N, task.mask_ratio)
-    loss_fn = masked_image_loss(n_chosen, keep_count(n_chosen, task.keep), (("remat", remat), ("autograd", autograd)))
-    step = make_train_step(loss_fn, opt)
-    images = jnp.asarray(np.random.default_rng(0).random((batch, *mc.image_shape), dtype=np.float32))
-    args = (params, static, opt_state, images, jax.random.PRNGKey(1))
-    t0 = time.perf_counter()
-    compiled = step.lower(*args).compile()
-    return compiled, args, time.perf_counter() - t0, mc
+    return (*compiled_train_step(mc, batch, autograd=autograd, remat=remat), mc)
 
 
 def bench_training(s: dict) -> dict:

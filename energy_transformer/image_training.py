@@ -32,7 +32,7 @@ from .train import JSONConfig, TrainConfig, check_int, fit, make_optimizer, make
 
 # %% auto #0
 __all__ = ['PRESETS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting', 'et_train',
-           'plot_log', 'show_inpainting', 'benchmark_step']
+           'plot_log', 'show_inpainting', 'compiled_train_step', 'benchmark_step']
 
 # %% ../nbs/03_training.ipynb #bbd93499
 @dataclass(frozen=True)
@@ -224,6 +224,26 @@ def show_inpainting(model: eqx.Module,  # an image model
     return fig
 
 # %% ../nbs/03_training.ipynb #d1661d1f
+def compiled_train_step(mc: ImageETConfig,  # model configuration
+                        batch_size: int = 64,
+                        *, autograd: bool = False,  # energy gradient by autodiff (second-order when trained)
+                        remat: bool = True,  # checkpointed descent
+                        ) -> tuple:
+    "One compiled training step of the image ET (the library's loss and AdamW step), its arguments and compile seconds."
+    model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
+    task, tc = ImageTaskConfig(), TrainConfig(batch_size=batch_size)
+    opt = make_optimizer(tc)
+    params, static = eqx.partition(model, trainable(model))
+    opt_state = opt.init(params)
+    n_chosen = mask_count(mc.N, task.mask_ratio)
+    loss_fn = masked_image_loss(n_chosen, keep_count(n_chosen, task.keep), (("remat", remat), ("autograd", autograd)))
+    images = jnp.asarray(np.random.default_rng(0).random((batch_size, *mc.image_shape), dtype=np.float32))
+    args = (params, static, opt_state, images, jax.random.PRNGKey(1))
+    t0 = time.time()
+    compiled = make_train_step(loss_fn, opt).lower(*args).compile()
+    return compiled, args, time.time() - t0
+
+
 def benchmark_step(mc: ImageETConfig,  # model configuration (its `T` unless `T` is given)
                    batch_size: int = 64,
                    *, autograd: bool = False,  # energy gradient by autodiff (second-order when trained)
@@ -233,24 +253,13 @@ def benchmark_step(mc: ImageETConfig,  # model configuration (its `T` unless `T`
                    ) -> dict:
     "Compiled temporary memory and images/s of one training step (one run; for ratios, not absolutes)."
     mc = replace(mc, T=T) if T is not None else mc
-    model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
-    task, tc = ImageTaskConfig(), TrainConfig(batch_size=batch_size)
-    opt = make_optimizer(tc)
-    params, static = eqx.partition(model, trainable(model))
-    opt_state = opt.init(params)
-    n_chosen = mask_count(mc.N, task.mask_ratio)
-    loss_fn = masked_image_loss(n_chosen, keep_count(n_chosen, task.keep), (("remat", remat), ("autograd", autograd)))
-    step = make_train_step(loss_fn, opt)
-    images = jnp.asarray(np.random.default_rng(0).random((batch_size, *mc.image_shape), dtype=np.float32))
-    key = jax.random.PRNGKey(1)
-    t0 = time.time()
-    compiled = step.lower(params, static, opt_state, images, key).compile()
-    out = dict(T=mc.T, autograd=autograd, remat=remat, batch_size=batch_size, compile_s=time.time() - t0,
+    compiled, args, compile_s = compiled_train_step(mc, batch_size, autograd=autograd, remat=remat)
+    out = dict(T=mc.T, autograd=autograd, remat=remat, batch_size=batch_size, compile_s=compile_s,
                temp_bytes=int(compiled.compiled.memory_analysis().temp_size_in_bytes))
     if iters:
-        jax.block_until_ready(compiled(params, static, opt_state, images, key))
+        jax.block_until_ready(compiled(*args))
         t0 = time.time()
-        for _ in range(iters): r = compiled(params, static, opt_state, images, key)
+        for _ in range(iters): r = compiled(*args)
         jax.block_until_ready(r)
         out["images_per_s"] = batch_size * iters / (time.time() - t0)
     return out
