@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Sequence
 from functools import partial
 
 import equinox as eqx
