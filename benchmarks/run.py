@@ -8,7 +8,7 @@
 Sections: (1) float32 matmul roof, (2) ET descent step (analytic FLOPs, fraction of the roof, closed form vs
 autograd), (3) training step (naive autograd-of-autograd vs closed form + remat: time and memory, memory vs T),
 (4) softmax vs taylor attention per descent step, (5) batched dense exponential recall, (6) inpainting quality
-at 50% masking. Machines are shared and noisy: ratios measured side by side are more telling than absolutes,
+at 50% masking, (7) cached vs recomputed text generation. Machines are shared and noisy: ratios measured side by side are more telling than absolutes,
 and the load average is recorded next to every section.
 """
 from __future__ import annotations
@@ -33,6 +33,10 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend  # noqa: E402
+from energy_transformer.kjv import generation_speed  # noqa: E402
+from energy_transformer.language import CausalET, LMConfig  # noqa: E402
+from energy_transformer.pretrained import load_pretrained  # noqa: E402
+from energy_transformer.text import CharVocab  # noqa: E402
 
 # --------------------------------------------------------------------------------------------- settings
 FULL = dict(
@@ -51,7 +55,17 @@ QUICK = dict(
     dense=dict(B=8, K=64, D=64, sweeps=1, beta=0.2, flip=0.1), dense_repeats=2,
     quality_n=32,
 )
-GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=1.5, taylor_speedup=5.0)
+GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=1.5, taylor_speedup=5.0, generation_speedup=10.0)
+
+
+# ------------------------------------------------------------------------------------------ generation
+def bench_generation(quick: bool) -> dict:
+    """Characters per second of the shipped causal ET (`kjv_ar`, context 256) generating up to a full context, with the
+    descent cache and by recomputation (`energy_transformer.kjv.generation_speed`); --quick: a small random model."""
+    if quick:
+        c = LMConfig(CharVocab.from_text("abcdefgh ").chars, N=32, et=ETConfig(D=32, H=2, Y=16, M=64, exclude_self=False), T=2)
+        return dict(model="random (quick)", **generation_speed(CausalET(c, key=jax.random.PRNGKey(0)), prompt="abc", repeats=1))
+    return dict(model="kjv_ar", **generation_speed(load_pretrained("kjv_ar"), repeats=3))
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -409,6 +423,10 @@ def table(r: dict) -> list[list[str]]:
                      f"mean fill {q['mean_fill_mse']:.4f}", "", ""])
     if not r["quality"]["rows"]:
         rows.append(["inpainting masked MSE at 50% masking", "no shipped checkpoint logs found", "", ""])
+    g = r.get("generation")
+    if g: rows.append([f"generation, {g['model']}: {g['new_chars']} characters up to context {g['context']}, cached / recomputed",
+                       f"{g['speedup']:.1f}x ({g['cached_chars_per_s']:.0f} vs {g['recompute_chars_per_s']:.0f} chars/s)",
+                       f">= {GOALS['generation_speedup']:.0f}x", _yes(g["speedup"] >= GOALS["generation_speedup"])])
     return rows
 
 
@@ -444,7 +462,7 @@ def _finite(x, path="") -> list[str]:
     return []
 
 
-SECTIONS = ("roof", "descent", "training", "attention", "dense", "quality")
+SECTIONS = ("roof", "descent", "training", "attention", "dense", "quality", "generation")
 
 
 def main(argv=None):
@@ -483,6 +501,9 @@ def main(argv=None):
         log(f"  {r['dense']['time_s'] * 1e3:.0f} ms, peak {_mib(r['dense']['peak_bytes'])}")
     if "quality" in only:
         log("quality"); r["quality"] = bench_quality(s, a.recompute_quality, a.quick)
+    if "generation" in only:
+        log("generation"); r["generation"] = bench_generation(a.quick)
+        log(f"  cached / recomputed: {r['generation']['speedup']:.1f}x")
     r["machine"]["load_end"] = load()
     r["wall_s"] = time.perf_counter() - t_start
     bad = _finite(r)
@@ -491,7 +512,7 @@ def main(argv=None):
     prev = out / "bench.json"
     if only != set(SECTIONS) and prev.is_file():  # refresh these sections of an earlier full run
         old = json.loads(prev.read_text())
-        if old.get("quick") == a.quick and all(k in old for k in SECTIONS):
+        if old.get("quick") == a.quick and all(k in old or k in only for k in SECTIONS):
             updated = {k: r[k] for k in SECTIONS if k in r and k in only}
             old.update(updated)
             old.setdefault("updates", []).append(dict(sections=sorted(updated), **r["machine"]))
