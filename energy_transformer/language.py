@@ -389,7 +389,8 @@ def generate(model: AbstractCharLM, # an autoregressive model
         return state, logits[-1]
     state, logits = restart()
     for _ in range(length):
-        last = logits if use_cache else next_logits(model, jnp.asarray(ids + [0] * (N - len(ids)), jnp.int32), len(ids))
+        n = jnp.asarray(len(ids))  # traced: one compilation for every prompt length
+        last = logits if use_cache else next_logits(model, jnp.asarray(ids + [0] * (N - len(ids)), jnp.int32), n)
         nxt = sample_char(np.asarray(last), rng, temperature, top_k)
         out.append(vocab.chars[nxt])
         if on_char is not None: on_char(out[-1])
