@@ -8,7 +8,8 @@
 Sections: (1) float32 matmul roof, (2) ET descent step (analytic FLOPs, fraction of the roof, closed form vs
 autograd), (3) training step (naive autograd-of-autograd vs closed form + remat: time and memory, memory vs T),
 (4) softmax vs taylor attention per descent step, (5) batched dense exponential recall, (6) inpainting quality
-at 50% masking, (7) cached vs recomputed text generation. Machines are shared and noisy: ratios measured side by side are more telling than absolutes,
+at 50% masking, (7) cached vs recomputed text generation. Machines are shared and noisy: ratios measured side
+by side are more telling than absolutes,
 and the load average is recorded next to every section.
 """
 from __future__ import annotations
