@@ -21,6 +21,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 from PIL import Image, UnidentifiedImageError
 
+from . import core
 from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
 from .data import load_fashion_mnist, load_mnist
@@ -240,12 +241,8 @@ def matched_transformer(config: ClassifierConfig, # the ET classifier's configur
                        ) -> ClassifierConfig:
     "Configuration of an L-block ViTClassifier (same D, H, Y) whose MLP width M matches ETClassifier(config)'s parameter count"
     count = lambda cls, c: count_params(cls(c, key=jax.random.key(0)))
-    target = count(ETClassifier, config)
     with_M = lambda M: replace(config, T=L, et=replace(config.et, M=M))
-    p1, p2 = count(ViTClassifier, with_M(1)), count(ViTClassifier, with_M(2))
-    M = round((target - p1) / (p2 - p1)) + 1
-    if M < 1: raise ValueError(f"an {L}-block transformer of width D = {config.et.D} has more parameters than the ET classifier")
-    return with_M(M)
+    return with_M(core.matching_width(lambda M: count(ViTClassifier, with_M(M)), count(ETClassifier, config)))
 
 class PixelMLP(AbstractClassifier):
     "Reference model on raw pixels: logistic regression (hidden = 0) or one hidden ReLU layer"

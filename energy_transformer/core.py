@@ -18,8 +18,9 @@ from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 # %% auto #0
-__all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'TransformerBlock', 'count_params', 'ETConfig', 'EnergyTransformer',
-           'EnergyLayerNorm', 'Trajectory', 'descend', 'energy_recall', 'plot_energy_terms', 'plot_step_times']
+__all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'TransformerBlock', 'count_params', 'matching_width', 'ETConfig',
+           'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'descend', 'energy_recall', 'plot_energy_terms',
+           'plot_step_times']
 
 # %% ../nbs/01_energy_transformer.ipynb #badd37d7
 class TransformerBlock(eqx.Module):
@@ -65,6 +66,16 @@ class TransformerBlock(eqx.Module):
 def count_params(tree) -> int:
     "Number of scalars in the floating-point arrays of a pytree (e.g. an equinox module)"
     return int(sum(a.size for a in jax.tree.leaves(eqx.filter(tree, eqx.is_inexact_array))))
+
+# %% ../nbs/01_energy_transformer.ipynb #08f532e2
+def matching_width(params_at, # M -> parameter count of a model whose hidden width is M (affine in M)
+                   target: int, # the parameter count to match
+                  ) -> int:
+    "The hidden width M >= 1 whose parameter count comes closest to `target`, for a model whose count is affine in M"
+    p1, p2 = params_at(1), params_at(2)
+    M = round((target - p1) / (p2 - p1)) + 1
+    if M < 1: raise ValueError(f"even at width 1 the model has {p1} parameters, more than the {target} to match")
+    return M
 
 # %% ../nbs/01_energy_transformer.ipynb #a64cb305
 _ATTENTION_KINDS = ("softmax", "taylor")

@@ -20,9 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint
+from .checkpoint import checkpoint_dir, read_checkpoint
 from .core import ETConfig, count_params
 from .language import CausalET, CausalTransformer, LMConfig, MaskedET, ar_loss, fill, generate, matched_transformer, mlm_loss
+from .pretrained import available_models, load_pretrained
 from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, kjv_splits, scored_windows, window_stream
 from .train import TrainConfig, fit
 
@@ -38,18 +39,19 @@ def lm_preset(name: str, # a key of LM_PRESETS
     base = LMConfig(chars, N=256, et=ETConfig(D=128, H=4, Y=32, M=512, exclude_self=False), alpha=1.0, T=4)
     tc = TrainConfig(steps=1200, batch_size=16, lr=3e-3, warmup=0.03, end_lr=0.05, weight_decay=0.05, b2=0.99,
                      eval_every=300, log_every=25)
-    recipes = {
-        "kjv_ar": (CausalET, base, tc),
-        "kjv_ar_taylor": (CausalET, replace(base, et=replace(base.et, attention="taylor")), tc),
-        "kjv_mlm": (MaskedET, replace(base, objective="mlm", N=64, pos_std=0.2), replace(tc, batch_size=32)),
-        "kjv_ar_transformer": (CausalTransformer, matched_transformer(base, L=1), tc),
-        "tiny_ar": (CausalET, replace(base, N=32, et=ETConfig(D=32, H=2, Y=16, M=128, exclude_self=False), T=3),
-                    replace(tc, steps=80, batch_size=16, lr=3e-3, eval_every=40, log_every=10)),
+    tiny = replace(base, N=32, et=ETConfig(D=32, H=2, Y=16, M=128, exclude_self=False), T=3)
+    tiny_tc = replace(tc, steps=80, eval_every=40, log_every=10)
+    recipes = {  # built on demand: matching a transformer's parameters constructs models
+        "kjv_ar": lambda: (CausalET, base, tc),
+        "kjv_ar_taylor": lambda: (CausalET, replace(base, et=replace(base.et, attention="taylor")), tc),
+        "kjv_mlm": lambda: (MaskedET, replace(base, objective="mlm", N=64, pos_std=0.2), replace(tc, batch_size=32)),
+        "kjv_ar_transformer": lambda: (CausalTransformer, matched_transformer(base, L=1), tc),
+        "tiny_ar": lambda: (CausalET, tiny, tiny_tc),
+        "tiny_mlm": lambda: (MaskedET, replace(tiny, objective="mlm", pos_std=0.2), tiny_tc),
+        "tiny_transformer": lambda: (CausalTransformer, matched_transformer(tiny, L=1), tiny_tc),
     }
-    recipes["tiny_mlm"] = (MaskedET, replace(recipes["tiny_ar"][1], objective="mlm", pos_std=0.2), recipes["tiny_ar"][2])
-    recipes["tiny_transformer"] = (CausalTransformer, matched_transformer(recipes["tiny_ar"][1], L=1), recipes["tiny_ar"][2])
     if name not in recipes: raise ValueError(f"unknown language preset {name!r}; choose from {sorted(recipes)}")
-    return recipes[name]
+    return recipes[name]()
 
 LM_PRESETS = ("kjv_ar", "kjv_ar_taylor", "kjv_mlm", "kjv_ar_transformer", "tiny_ar", "tiny_mlm", "tiny_transformer")
 
@@ -146,15 +148,16 @@ def generation_speed(model: CausalET, # a causal ET
 LANGUAGE_MODELS = {c.__name__: c for c in (CausalET, CausalTransformer, MaskedET)}
 
 def load_language_model(name_or_path: str): # a shipped model name (e.g. "kjv_ar") or a checkpoint path
-    "A language model from a shipped name or a checkpoint file; one-line errors name what is available"
-    path = Path(name_or_path)
-    if not path.suffix: path = checkpoint_dir() / f"{name_or_path}.npz"
-    if not path.is_file():
-        names = sorted(p.stem for p in checkpoint_dir().glob("*.npz") if read_checkpoint(p)[0].get("class") in LANGUAGE_MODELS)
+    "`load_pretrained` for language models only; one-line errors name the shipped language models"
+    p = Path(name_or_path)
+    if not (p.suffix or p.is_file() or (checkpoint_dir() / f"{p}.npz").is_file()):
+        names = [n for n in available_models()
+                 if read_checkpoint(checkpoint_dir() / f"{n}.npz")[0].get("class") in LANGUAGE_MODELS]
         raise ValueError(f"no language model {name_or_path!r}; available: {', '.join(names)}")
-    cls = read_checkpoint(path)[0].get("class")
-    if cls not in LANGUAGE_MODELS: raise ValueError(f"{path} holds a {cls}, not a language model")
-    return load_checkpoint(path, LANGUAGE_MODELS[cls])
+    model = load_pretrained(name_or_path)
+    if type(model).__name__ not in LANGUAGE_MODELS:
+        raise ValueError(f"{name_or_path} holds a {type(model).__name__}, not a language model")
+    return model
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="et-generate", description="Continue a text with a character-level Energy "

@@ -17,7 +17,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend, matching_width
 from .text import CharVocab
 
 # %% auto #0
@@ -247,19 +247,12 @@ def matched_transformer(config: LMConfig, # the causal ET's configuration
                         D: int | None = None, # width (default: the ET's D; H is kept and Y = D / H)
                        ) -> LMConfig:
     "The configuration of an L-block CausalTransformer whose MLP width M makes its parameter count match CausalET(config)"
-    from_et = lambda c: CausalET(c, key=jax.random.key(0))
     D = config.et.D if D is None else int(D)
     H = config.et.H
     if D % H: raise ValueError(f"D = {D} is not divisible by H = {H}")
-    target = sum(a.size for a in jax.tree.leaves(eqx.filter(from_et(config), eqx.is_inexact_array)))
-    def size(M):
-        c = replace(config, T=L, et=replace(config.et, D=D, Y=D // H, M=M))
-        return c, sum(a.size for a in jax.tree.leaves(eqx.filter(CausalTransformer(c, key=jax.random.key(0)),
-                                                                 eqx.is_inexact_array)))
-    (_, p1), (_, p2) = size(1), size(2)
-    M = round((target - p1) / (p2 - p1)) + 1
-    if M < 1: raise ValueError(f"{L} transformer block(s) of width {D} hold more parameters than the ET even without an MLP")
-    return size(M)[0]
+    with_M = lambda M: replace(config, T=L, et=replace(config.et, D=D, Y=D // H, M=M))
+    params_at = lambda M: count_params(CausalTransformer(with_M(M), key=jax.random.key(0)))
+    return with_M(matching_width(params_at, count_params(CausalET(config, key=jax.random.key(0)))))
 
 # %% ../nbs/05_language.ipynb #5263aa07
 def ar_loss(model: AbstractCharLM, # an autoregressive model
@@ -401,6 +394,9 @@ def generate(model: AbstractCharLM, # an autoregressive model
     return "".join(out)
 
 # %% ../nbs/05_language.ipynb #cf45ab34
+@eqx.filter_jit
+def _log_probs(model: AbstractCharLM, ids: Int[Array, "n"]) -> Float[Array, "n V"]: return jax.nn.log_softmax(model.logits(ids))
+
 def fill(model: MaskedET, # a masked model
          text: str, # text with unknown characters marked by `blank`
          *, blank: str = "_", rounds: int = 8, # unmasking rounds (at most one per blank)
@@ -414,11 +410,10 @@ def fill(model: MaskedET, # a masked model
         raise ValueError(f"text has {len(text)} characters; a masked model fills 1..N = {model.config.N} at a time")
     holes = np.array([ch == blank for ch in text])
     ids = np.where(holes, model.mask_id, model.vocab.encode(text.replace(blank, model.vocab.chars[0])))
-    logits_fn = eqx.filter_jit(lambda m, i: jax.nn.log_softmax(m.logits(i)))
     for r in range(max(1, min(rounds, int(holes.sum())))):
         left = np.flatnonzero(ids == model.mask_id)
         if left.size == 0: break
-        lp = np.asarray(logits_fn(model, jnp.asarray(ids, jnp.int32)))[left]
+        lp = np.asarray(_log_probs(model, jnp.asarray(ids, jnp.int32)))[left]
         k = math.ceil(left.size / (min(rounds, int(holes.sum())) - r))
         best = np.argsort(-lp.max(-1), kind="stable")[:k]
         ids[left[best]] = lp[best].argmax(-1)

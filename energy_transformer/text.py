@@ -7,6 +7,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/text.html.md"""
 # %% ../nbs/08_text.ipynb #c7694610
 from __future__ import annotations
 
+import functools
 import math
 import re
 import shutil
@@ -28,12 +29,13 @@ VALID_BOOKS = ("Ruth", "Eccl", "Mark", "Gal", "Jas")  # held out for choices mad
 TEST_BOOKS = ("Jdgs", "SSol", "Amos", "John", "Eph", "Jude")  # held out for the reported numbers only
 _VERSE = re.compile(r"^(\d?[A-Za-z]+)(\d+):(\d+) (.*)$")
 
-def read_kjv() -> list[tuple[str, str]]:
-    "All 31,102 verses of the King James Bible as (book, text), in canonical order, from the Debian `bible-kjv` package"
+@functools.cache
+def read_kjv() -> tuple[tuple[str, str], ...]:
+    "All 31,102 verses of the King James Bible as (book, text), in canonical order, from Debian's `bible-kjv` (read once)"
     if shutil.which(KJV_COMMAND[0]) is None:
         raise FileNotFoundError(f"the King James Bible needs the Debian package bible-kjv: {KJV_INSTALL}")
     out = subprocess.run(KJV_COMMAND, capture_output=True, text=True, check=True).stdout
-    verses = [m.group(1, 4) for m in map(_VERSE.match, out.splitlines()) if m]
+    verses = tuple(m.group(1, 4) for m in map(_VERSE.match, out.splitlines()) if m)
     if len(verses) != 31102: raise ValueError(f"bible-kjv printed {len(verses)} verses, expected 31102")
     return verses
 
