@@ -162,7 +162,7 @@ def step_flops(c: ETConfig, N: int) -> dict:
 
 def _make_descend(T: int, autograd: bool):
     def f(et, ln, x, alpha):
-        return jax.vmap(lambda xi: descend(et, ln, xi, alpha=alpha, T=T, record=False, autograd=autograd)[0])(x)
+        return jax.vmap(lambda xi: descend(et, ln, xi, alpha=alpha, T=T, grad=jax.grad(et.energy) if autograd else None))(x)
     return f
 
 

@@ -6,8 +6,8 @@
 Each variant is the gradient of the same masked-patch loss (`train.masked_loss`'s recipe) with respect to all
 trainable arrays, differing only in how the T descent steps are computed and checkpointed:
 
-* `naive`: `descend(autograd=True, remat=False)` (jax.grad of the energy, differentiated again);
-* `package`: `descend(autograd=False, remat=True)` (closed form, nested checkpointing of blocks and steps);
+* `naive`: `descend(grad=jax.grad(et.energy), remat=False)` (jax.grad of the energy, differentiated again);
+* `package`: `descend(remat=True)` (closed form, nested checkpointing of blocks and steps);
 * `closed_no_remat`: closed form, nothing checkpointed;
 * `closed_step_remat`: closed form, every step checkpointed (one level: T states kept);
 * `closed_block_remat`: closed form, blocks of ~sqrt(T) steps checkpointed, steps inside a block not
@@ -63,11 +63,10 @@ def _steps(model, x, T: int, mode: str):
 
 def predict(model, tokens, mask, T: int, mode: str):
     if mode == "naive":
-        x, _ = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, record=False,
-                       remat=False, autograd=True)
+        x = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T,
+                    grad=jax.grad(model.et.energy))
     elif mode == "package":
-        x, _ = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, record=False,
-                       remat=True, autograd=False)
+        x = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, remat=True)
     else:
         x = _steps(model, model.encode(tokens, mask), T, mode)
     return model.decode(x)

@@ -23,6 +23,7 @@ from PIL import Image, UnidentifiedImageError
 
 from . import core
 from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
+from .checks import float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
 from .data import load_fashion_mnist, load_mnist
 from .patches import Patcher
@@ -203,17 +204,17 @@ class ETClassifier(AbstractTokenClassifier):
         c = config; pt = c.patcher
         self.embed, self.head = PatchEmbedding(pt.Z, pt.N, c.et.D, key=ke), ClassHead(c.et.D, c.K, key=kh)
         self.et, self.lnorm = EnergyTransformer(c.et, key=kt), EnergyLayerNorm(c.et.D)
-        self.alpha, self.config = jnp.asarray(c.alpha, jnp.float32), c
+        self.alpha, self.config = jnp.asarray(c.alpha, float_dtype()), c
 
     def mix(self, x, T=None):
-        return descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T, record=False)[0]
+        return descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T)
 
     def descent(self, image: Float[Array, "C Hpx Wpx"], # one image, pixels in [0, 1]
                 *, T: int | None = None, # descent steps (default: config.T)
                ) -> tuple[Float[Array, "K"], Trajectory]:
         "Logits of one image and the energies of its descent at every step"
         x = self.embed(self.config.patcher.tokenify(image))
-        x, tr = descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T, record=True)
+        x, tr = core.descend_recorded(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T)
         return self.head(x[0]), tr
 
 class ViTClassifier(AbstractTokenClassifier):

@@ -17,10 +17,12 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
+from .checks import as_float_array, check_int, check_tokens, concrete, float_dtype
+
 # %% auto #0
 __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'TransformerBlock', 'count_params', 'matching_width', 'ETConfig',
-           'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'descend', 'energy_recall', 'plot_energy_terms',
-           'plot_step_times']
+           'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend', 'descend_recorded',
+           'descend_until', 'energy_recall', 'plot_energy_terms', 'plot_step_times']
 
 # %% ../nbs/01_energy_transformer.ipynb #badd37d7
 class TransformerBlock(eqx.Module):
@@ -41,18 +43,16 @@ class TransformerBlock(eqx.Module):
                  *, key: PRNGKeyArray,
                  causal: bool = False): # mask attention to earlier tokens
         ks = jax.random.split(key, 6)
-        n = lambda k, shape, fan_in: jax.random.normal(k, shape, jnp.float32) / math.sqrt(fan_in)
+        n = lambda k, shape, fan_in: jax.random.normal(k, shape, float_dtype()) / math.sqrt(fan_in)
         self.ln1, self.ln2 = eqx.nn.LayerNorm(D), eqx.nn.LayerNorm(D)
         self.Wq, self.Wk, self.Wv = n(ks[0], (H, D, Y), D), n(ks[1], (H, D, Y), D), n(ks[2], (H, D, Y), D)
         self.Wo = n(ks[3], (H, Y, D), H * Y)
-        self.W1, self.b1 = n(ks[4], (D, M), D), jnp.zeros((M,), jnp.float32)
-        self.W2, self.b2 = n(ks[5], (M, D), M), jnp.zeros((D,), jnp.float32)
+        self.W1, self.b1 = n(ks[4], (D, M), D), jnp.zeros((M,), float_dtype())
+        self.W2, self.b2 = n(ks[5], (M, D), M), jnp.zeros((D,), float_dtype())
         self.causal = bool(causal)
 
     def __call__(self, x: Float[Array, "N D"]) -> Float[Array, "N D"]:
-        D = self.Wq.shape[1]
-        if x.ndim != 2 or x.shape[-1] != D:
-            raise ValueError(f"TransformerBlock: x must have shape (N, D) with D = {D}; got shape {tuple(x.shape)}")
+        x = check_tokens(x, self.Wq.shape[1], "TransformerBlock: x")
         h = jax.vmap(self.ln1)(x)
         q, k, v = (jnp.einsum("nd,hdy->hny", h, W) for W in (self.Wq, self.Wk, self.Wv))
         s = jnp.einsum("hcy,hby->hcb", q, k) / math.sqrt(q.shape[-1])
@@ -180,18 +180,13 @@ class EnergyTransformer(eqx.Module):
         if not isinstance(config, ETConfig): raise TypeError(f"config must be an ETConfig, got {type(config).__name__}")
         c = config; std = 1.0 / math.sqrt(c.D) if std is None else float(std)
         kq, kk, kx = jax.random.split(key, 3)
-        self.Wq = std * jax.random.normal(kq, (c.H, c.D, c.Y), jnp.float32)
-        self.Wk = std * jax.random.normal(kk, (c.H, c.D, c.Y), jnp.float32)
-        self.Xi = std * jax.random.normal(kx, (c.M, c.D), jnp.float32)
-        self.beta = jnp.asarray(c.beta_value, jnp.float32)
+        self.Wq = std * jax.random.normal(kq, (c.H, c.D, c.Y), float_dtype())
+        self.Wk = std * jax.random.normal(kk, (c.H, c.D, c.Y), float_dtype())
+        self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
+        self.beta = jnp.asarray(c.beta_value, float_dtype())
         self.config = c
 
-    def _check(self, g):
-        D = self.config.D
-        if g.ndim != 2 or g.shape[-1] != D:
-            got = g.shape[-1] if g.ndim else "none"
-            raise ValueError(f"tokens must have shape (N, D) with D = {D}; got shape {tuple(g.shape)} "
-                             f"(last axis {got} != D = {D}); use jax.vmap for batches")
+    def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
 
     def _qk(self, g):
         "Queries Q[h, C, a] and keys K[h, B, a] (head, token, head dimension), from one contraction"
@@ -291,17 +286,17 @@ class EnergyTransformer(eqx.Module):
     # ---- public API -------------------------------------------------------------------------------
     def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_att = -(1/beta) sum_h sum_C log sum_{B allowed} exp(beta A[h,B,C])  (exp -> 1+s+s^2/2 for taylor)"
-        self._check(g)
+        g = self._check(g)
         return self._taylor_energy(g) if self.config.attention == "taylor" else self._softmax_energy(g)
 
     def attn_energy_direct(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "The attention energy from the full (H, N, N) score matrix, O(N^2 Y): the reference for the taylor factorisation"
-        self._check(g)
+        g = self._check(g)
         return self._direct_taylor_energy(g) if self.config.attention == "taylor" else self._softmax_energy(g)
 
     def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_hn = -1/2 sum_{B, mu} relu(Xi_mu . g_B)^2"
-        self._check(g)
+        g = self._check(g)
         return -0.5 * jnp.sum(jax.nn.relu(g @ self.Xi.T) ** 2)
 
     def energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
@@ -310,12 +305,12 @@ class EnergyTransformer(eqx.Module):
 
     def attn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_att/dg"
-        self._check(g)
+        g = self._check(g)
         return self._taylor_grad(g) if self.config.attention == "taylor" else self._softmax_grad(g)
 
     def hn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_hn/dg = -relu(g Xi^T) Xi  (minus a tied-weight MLP)"
-        self._check(g)
+        g = self._check(g)
         return -jax.nn.relu(g @ self.Xi.T) @ self.Xi
 
     def grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
@@ -337,13 +332,15 @@ class EnergyLayerNorm(eqx.Module):
             raise ValueError(f"EnergyLayerNorm: D must be an integer >= 1, got {D!r}")
         if not eps > 0: raise ValueError(f"EnergyLayerNorm: eps must be > 0, got {eps!r}")
         self.D, self.eps = int(D), float(eps)
-        self.gamma = jnp.ones((), jnp.float32)
-        self.delta = jnp.zeros((D,), jnp.float32) if use_bias else None
+        self.gamma = jnp.ones((), float_dtype())
+        self.delta = jnp.zeros((D,), float_dtype()) if use_bias else None
 
     def _check(self, x):
+        x = as_float_array(x, "EnergyLayerNorm: x")
         if x.shape != (self.D,):
             raise ValueError(f"EnergyLayerNorm acts on one token of shape (D,) = ({self.D},); got shape {x.shape}"
                              " (use jax.vmap over tokens)")
+        return x
 
     def _centre(self, x):
         xc = x - x.mean()
@@ -351,20 +348,20 @@ class EnergyLayerNorm(eqx.Module):
 
     def __call__(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
         "g = gamma (x - mean x)/sqrt(var x + eps) + delta  (= dL/dx)"
-        self._check(x)
+        x = self._check(x)
         xc, s = self._centre(x)
         g = self.gamma * xc / s
         return g if self.delta is None else g + self.delta
 
     def lagrangian(self, x: Float[Array, "D"]) -> Float[Array, ""]:
         "L(x) = D gamma sqrt(var x + eps) + delta . x"
-        self._check(x)
+        x = self._check(x)
         L = self.D * self.gamma * self._centre(x)[1]
         return L if self.delta is None else L + self.delta @ x
 
     def energy(self, x: Float[Array, "D"]) -> Float[Array, ""]:
         "Legendre transform g.x - L(x), evaluated in the cancellation-free form -D gamma eps / sqrt(var + eps)"
-        self._check(x)
+        x = self._check(x)
         return -self.D * self.gamma * self.eps / self._centre(x)[1]
 
 # %% ../nbs/01_energy_transformer.ipynb #085e45ca
@@ -375,6 +372,7 @@ class Trajectory(eqx.Module):
     e_hn: Float[Array, "S"] # Hopfield energy
     e_ln: Float[Array, "S"] # layer-norm energy summed over tokens
     e_total: Float[Array, "S"] # Lyapunov energy of the dynamics: e_att + e_hn (+ e_ln with leak)
+    grad_norm: Float[Array, "S"] # |dE/dg| (+ x with leak): the size of the next step, divided by alpha
     x: Float[Array, "S N D"] | None # states at the recorded steps (keep_states=True)
 
 # %% ../nbs/01_energy_transformer.ipynb #9115cfa7
@@ -390,62 +388,96 @@ def _run_steps(step, x, n: int, remat: bool):
     x = lax.scan(lambda x, _: (block(x), None), x, length=nb)[0]
     return steps(x, r) if r else x
 
+def record_every(run, # `run(x, k)`: the state after k more steps (k is a Python int)
+                 measure, # `measure(x)`: a pytree of arrays to keep
+                 x, # the initial state (any pytree)
+                 T: int, # steps in all
+                 every: int = 1, # keep a record every `every` steps
+                ):
+    "T steps inside `lax.scan`, measured at step 0, every `every` steps and at step T: (final state, steps, records)"
+    n, r = divmod(T, every)
+    def body(x, _):
+        x = run(x, every)
+        return x, measure(x)
+    x_end, recs = lax.scan(body, x, length=n)
+    parts, steps = [jax.tree.map(lambda a: a[None], measure(x)), recs], [0] + [every * (i + 1) for i in range(n)]
+    if r:
+        x_end = run(x_end, r)
+        parts.append(jax.tree.map(lambda a: a[None], measure(x_end))); steps.append(T)
+    return x_end, jnp.asarray(steps, jnp.int32), jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
+
+def _descent_setup(et, lnorm, x, alpha, T, grad):
+    "Validated tokens, step size and the function dE/dg of one descent"
+    x = check_tokens(x, et.config.D, "descend: x")
+    if lnorm.D != et.config.D: raise ValueError(f"descend: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
+    check_int("descend", "T", T, low=0)
+    v = concrete(x)
+    if v is not None and not np.isfinite(v).all():
+        raise ValueError(f"descend: x has {int((~np.isfinite(v)).sum())} NaN or infinite entries")
+    return x, jnp.asarray(alpha, x.dtype), et.grad if grad is None else grad
+
 def descend(et: EnergyTransformer, # the energy
             lnorm: EnergyLayerNorm, # g = LN(x), token-wise
             x: Float[Array, "N D"], # initial token states
             *, alpha=0.1, # step size (traced: no recompilation per value)
             T: int = 12, # number of steps (static)
             leak: bool = False, # x <- x - alpha (dE/dg + x): then E_LN + E is the Lyapunov energy
-            record: bool = True, # record energies (False: training path, returns (x, None))
-            every: int = 1, # record every `every` steps (and the initial and final states)
-            keep_states: bool = False, # also keep the states at the recorded steps
             remat: bool = False, # checkpoint the steps: backprop memory ~flat in T
-            autograd: bool = False, # dE/dg from jax.grad of the energy instead of the closed form
-            check: bool = False, # fail (also under jit) on non-finite inputs
-           ) -> tuple[Float[Array, "N D"], Trajectory | None]:
-    "Energy descent x <- x - alpha dE/dg(LN(x)) for T steps, with a subsampled record of the energies"
-    D = et.config.D
-    if x.ndim != 2 or x.shape[-1] != D:
-        raise ValueError(f"descend: x must have shape (N, D) with D = {D}; got shape {tuple(x.shape)} "
-                         f"(last axis {x.shape[-1] if x.ndim else 'none'} != D = {D}); use jax.vmap for batches")
-    if lnorm.D != D: raise ValueError(f"descend: layer norm has D = {lnorm.D} but the energy has D = {D}")
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 0:
-        raise ValueError(f"descend: T must be an integer >= 0, got {T!r}")
-    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
-        raise ValueError(f"descend: every must be an integer >= 1, got {every!r}")
-    alpha = jnp.asarray(alpha, x.dtype)
-    if check:
-        x = eqx.error_if(x, ~jnp.all(jnp.isfinite(x)), "descend: non-finite values in the input tokens x")
-        alpha = eqx.error_if(alpha, ~jnp.isfinite(alpha), "descend: non-finite step size alpha")
-    grad = jax.grad(et.energy) if autograd else et.grad
+            grad=None, # g -> dE/dg (default: the closed form `et.grad`; e.g. `jax.grad(et.energy)`)
+           ) -> Float[Array, "N D"]:
+    "The tokens after T steps of energy descent x <- x - alpha dE/dg(LN(x)): the training path, nothing recorded"
+    x, alpha, grad = _descent_setup(et, lnorm, x, alpha, T, grad)
     ln = jax.vmap(lnorm)
-
     def step(x):
         d = grad(ln(x))
         return x - alpha * (d + x if leak else d)
+    return _run_steps(step, x, T, remat)
 
-    if not record: return _run_steps(step, x, T, remat), None
-
+def descend_recorded(et: EnergyTransformer, # the energy
+                     lnorm: EnergyLayerNorm, # g = LN(x), token-wise
+                     x: Float[Array, "N D"], # initial token states
+                     *, alpha=0.1, # step size (traced)
+                     T: int = 12, # number of steps (static)
+                     every: int = 1, # record every `every` steps (and the initial and final states)
+                     leak: bool = False, # x <- x - alpha (dE/dg + x)
+                     keep_states: bool = False, # also keep the states at the recorded steps
+                     grad=None, # g -> dE/dg (default: the closed form)
+                    ) -> tuple[Float[Array, "N D"], Trajectory]:
+    "`descend` with a subsampled record of the energies and of the gradient norm |dE/dg|"
+    x, alpha, grad = _descent_setup(et, lnorm, x, alpha, T, grad)
+    check_int("descend", "every", every)
+    ln, lnE = jax.vmap(lnorm), jax.vmap(lnorm.energy)
+    def step(x):
+        d = grad(ln(x))
+        return x - alpha * (d + x if leak else d)
     def measure(x):
         g = ln(x)
-        e_att, e_hn, e_ln = et.attn_energy(g), et.hn_energy(g), jax.vmap(lnorm.energy)(x).sum()
-        e = (e_att, e_hn, e_ln, e_att + e_hn + e_ln if leak else e_att + e_hn)
-        return (e, x) if keep_states else (e, None)
+        e_att, e_hn, e_ln = et.attn_energy(g), et.hn_energy(g), lnE(x).sum()
+        d = grad(g) + (x if leak else 0)
+        return (e_att, e_hn, e_ln, e_att + e_hn + e_ln if leak else e_att + e_hn, jnp.sqrt(jnp.sum(d * d)),
+                x if keep_states else None)
+    x_end, steps, recs = record_every(lambda x, k: _run_steps(step, x, k, False), measure, x, T, every)
+    return x_end, Trajectory(steps, *recs)
 
-    n_out, r = divmod(T, every)
-    run = jax.checkpoint(lambda x: _run_steps(step, x, every, remat)) if remat else \
-          (lambda x: _run_steps(step, x, every, False))
-    def body(x, _):
-        x = run(x)
-        return x, measure(x)
-    x_end, recs = lax.scan(body, x, length=n_out)
-    parts = [jax.tree.map(lambda a: a[None], measure(x)), recs]
-    steps = [0] + [every * (i + 1) for i in range(n_out)]
-    if r:
-        x_end = _run_steps(step, x_end, r, remat)
-        parts.append(jax.tree.map(lambda a: a[None], measure(x_end))); steps.append(T)
-    (e_att, e_hn, e_ln, e_tot), xs = jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
-    return x_end, Trajectory(jnp.asarray(steps, jnp.int32), e_att, e_hn, e_ln, e_tot, xs)
+def descend_until(et: EnergyTransformer, # the energy
+                  lnorm: EnergyLayerNorm, # g = LN(x), token-wise
+                  x: Float[Array, "N D"], # initial token states
+                  *, alpha=0.1, # step size (traced)
+                  rtol=1e-4, # stop once a step lowers the energy by less than rtol |E| (traced)
+                  T_max: int = 100, # stop after this many steps at the latest (static)
+                  grad=None, # g -> dE/dg (default: the closed form)
+                 ) -> tuple[Float[Array, "N D"], Int[Array, ""]]:
+    "Descend until a step changes the energy by less than `rtol` of itself (or `T_max` steps): final tokens, steps taken"
+    x, alpha, grad = _descent_setup(et, lnorm, x, alpha, T_max, grad)
+    ln = jax.vmap(lnorm)
+    def body(c):
+        x, t, e, _ = c
+        x = x - alpha * grad(ln(x))
+        e_new = et.energy(ln(x))
+        return x, t + 1, e_new, jnp.abs(e - e_new) / jnp.maximum(jnp.abs(e), jnp.finfo(x.dtype).tiny)
+    init = (x, jnp.int32(0), et.energy(ln(x)), jnp.asarray(jnp.inf, x.dtype))
+    x, t, _, _ = lax.while_loop(lambda c: (c[1] < T_max) & (c[3] >= rtol), body, init)
+    return x, t
 
 # %% ../nbs/01_energy_transformer.ipynb #recallcd
 def energy_recall(Efn, # energy of layer-normalised tokens, `Efn(g) -> scalar` (e.g. `et.energy`)

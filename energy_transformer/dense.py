@@ -19,6 +19,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
+from .checks import as_float_array, concrete
 from .patterns import random_patterns
 
 # %% auto #0
@@ -28,17 +29,12 @@ __all__ = ['RecallTrace', 'AbstractBinaryMemory', 'ClassicalHopfield', 'Polynomi
 
 # %% ../nbs/00_dense_storage.ipynb #6519d2fd
 def _as_float(x) -> Array:
-    "`x` as a float32 JAX array."
-    return jnp.asarray(x, jnp.float32)
-
-def _concrete(x) -> np.ndarray | None:
-    "The value of `x` as a NumPy array, or None when it is traced (inside `jit`, `vmap` or `grad`)."
-    try: return np.asarray(x)
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError): return None
+    "`x` as a JAX array in the package's float dtype (a one-line `TypeError` when it is not numbers)."
+    return as_float_array(x, "stored patterns and beta")
 
 def _check_binary(x, name: str):
     "Raise when `x` is concrete and has entries other than -1 and +1."
-    v = _concrete(x)
+    v = concrete(x)
     if v is not None and not np.all((v == 1) | (v == -1)):
         bad = v[(v != 1) & (v != -1)]
         raise ValueError(f"{name} must contain only -1 and +1 entries; found {bad.size} other values "
@@ -53,7 +49,7 @@ def _check_patterns(Xi, name: str = "Xi"):
 def _check_beta(beta):
     "An inverse temperature: a scalar, > 0 when its value is known."
     if jnp.ndim(beta) != 0: raise ValueError(f"beta must be a scalar, got shape {jnp.shape(beta)}")
-    v = _concrete(beta)
+    v = concrete(beta)
     if v is not None and not (np.isfinite(v) and v > 0): raise ValueError(f"beta must be finite and > 0, got {v}")
 
 def _check_state(sigma, D: int, name: str = "sigma", binary: bool = True):
@@ -214,11 +210,17 @@ class ExponentialMemory(AbstractBinaryMemory):
         return -jax.nn.logsumexp(self.beta * m) / self.beta
 
     def flip_delta(self, m, dm):
-        # exact rewritings that stay accurate for tiny changes: sum_mu e^{beta m_mu} (e^{beta dm_mu} - 1), and
-        # log sum e^{beta (m + dm)} - log sum e^{beta m} = log1p(sum_mu softmax(beta m)_mu (e^{beta dm_mu} - 1))
-        if self.form == "exp": return -jnp.sum(jnp.exp(self.beta * m) * jnp.expm1(self.beta * dm))
-        p = jax.nn.softmax(self.beta * m)
-        return -jnp.log1p(jnp.sum(p * jnp.expm1(self.beta * dm))) / self.beta
+        # In log space, so that no beta overflows: r = log sum e^{beta (m + dm)} - log sum e^{beta m}
+        # = log sum_mu p_mu e^{z_mu} with p = softmax(beta m), z = beta dm. While every |z| < 1 it is evaluated as
+        # log1p(sum p expm1(z)), exact for tiny changes; otherwise as a log-sum-exp of log p + z.
+        z, logp = self.beta * dm, jax.nn.log_softmax(self.beta * m)
+        small = jnp.max(jnp.abs(z)) < 1
+        r = jnp.where(small, jnp.log1p(jnp.sum(jnp.exp(logp) * jnp.expm1(jnp.clip(z, -1, 1)))),
+                      jax.nn.logsumexp(logp + z))
+        if self.form == "logsumexp": return -r / self.beta
+        # the direct form is E = -S, S = sum e^{beta m}, so dE = -S expm1(r): its sign is that of the log-sum form
+        # and its size e^{log S} |expm1(r)| is formed in log space (inf only where the exact value exceeds the dtype)
+        return -jnp.sign(r) * jnp.exp(jax.nn.logsumexp(self.beta * m) + jnp.log(jnp.abs(jnp.expm1(r))))
 
 # %% ../nbs/00_dense_storage.ipynb #b0d3fce9
 @eqx.filter_jit
@@ -244,7 +246,7 @@ def recall_batch(memory: AbstractBinaryMemory, # any binary memory
         raise ValueError(f"sigmas must be a batch of states B x D with D={memory.D}, got shape {jnp.shape(sigmas)}")
     _check_binary(sigmas, "sigmas")
     _check_schedule(sweeps, every)
-    return _recall_batch(memory, jnp.asarray(sigmas, jnp.float32), key, sweeps, every, keep_states, synchronous)
+    return _recall_batch(memory, _as_float(sigmas), key, sweeps, every, keep_states, synchronous)
 
 # %% ../nbs/00_dense_storage.ipynb #8e86e11c
 def _ags_g(y: float) -> float:
@@ -324,7 +326,7 @@ def stable_prefixes(Xi: Float[Array, "K D"], # patterns; Xi[0] is the probe
     "Whether `Xi[0]` is a fixed point of the degree-n memory storing the first k patterns, for every k at once."
     _check_patterns(Xi)
     if n < 2: raise ValueError(f"degree n must be an integer >= 2, got {n!r}")
-    return _stable_prefixes(jnp.asarray(Xi, jnp.float32), n)
+    return _stable_prefixes(_as_float(Xi), n)
 
 @partial(jax.jit, static_argnames="n")
 def _stable_prefixes(Xi, n):
@@ -419,7 +421,10 @@ class ContinuousHopfield(eqx.Module):
         if jnp.shape(mask) != (self.K,) or jnp.asarray(mask).dtype != jnp.bool_:
             raise ValueError(f"mask must be a boolean vector of length K={self.K}, got {jnp.asarray(mask).dtype} "
                              f"of shape {jnp.shape(mask)}")
-        return jnp.where(mask, s, -jnp.inf)
+        empty = "mask allows no pattern: the log-sum over patterns is empty (at least one entry must be True)"
+        v = concrete(mask)
+        if v is not None and not v.any(): raise ValueError(empty)
+        return eqx.error_if(jnp.where(mask, s, -jnp.inf), ~jnp.any(mask), empty)  # the same check under jit
 
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:
         "Energy (8) of one state."

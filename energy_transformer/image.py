@@ -19,7 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend
+from .checks import as_float_pixels, float_dtype
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import masked_mse
 from .patches import Patcher
 
@@ -94,7 +95,7 @@ def sincos_2d(grid: tuple[int, int],  # (rows, columns) of the patch grid
     omega = 1.0 / 10_000 ** (np.arange(D // 4) / (D // 4))
     rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
     code = lambda pos: np.concatenate([np.sin(np.outer(pos.ravel(), omega)), np.cos(np.outer(pos.ravel(), omega))], 1)
-    return jnp.asarray(np.concatenate([code(rows), code(cols)], 1), jnp.float32)
+    return jnp.asarray(np.concatenate([code(rows), code(cols)], 1), float_dtype())
 
 
 class ImageTrajectory(eqx.Module):
@@ -103,6 +104,7 @@ class ImageTrajectory(eqx.Module):
     e_att: Float[Array, "S"]  # attention energy
     e_hn: Float[Array, "S"]  # Hopfield energy
     e_total: Float[Array, "S"]  # E_att + E_hn (+ E_LN with a leak)
+    grad_norm: Float[Array, "S"]  # |dE/dg| at each record
     images: Float[Array, "S C Hpx Wpx"] | None  # decoded image at each record (`keep_images=True`)
 
 
@@ -118,9 +120,9 @@ def _image_embeddings(config: PatchGeometry,  # image geometry
     pos = sincos_2d(config.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
     return dict(Wenc=jax.random.normal(ke, (Z, D)) / math.sqrt(Z), Benc=jnp.zeros(D),
                 cls_token=0.02 * jax.random.normal(kc, (D,)), mask_token=0.02 * jax.random.normal(km, (D,)),
-                pos=jnp.concatenate([jnp.zeros((1, D), jnp.float32), pos]),
+                pos=jnp.concatenate([jnp.zeros((1, D), float_dtype()), pos]),
                 Wdec=0.1 * jax.random.normal(kd, (D, Z)) / math.sqrt(D),  # small: start near the bias
-                Bdec=jnp.full(Z, dec_bias, jnp.float32)), kt
+                Bdec=jnp.full(Z, dec_bias, float_dtype())), kt
 
 
 class AbstractImageModel(eqx.Module):
@@ -160,10 +162,13 @@ class AbstractImageModel(eqx.Module):
         return jax.vmap(self.out_norm)(x[1:]) @ self.Wdec + self.Bdec
 
     def _check(self, tokens, mask):
+        "Patch pixels as floats and the mask as a boolean array, or a one-line error naming the problem."
         N, Z = self.config.N, self.config.Z
+        tokens, mask = as_float_pixels(tokens, "tokens"), jnp.asarray(mask)
         if tuple(mask.shape) != (N,): raise ValueError(f"mask must have shape ({N},), got {tuple(mask.shape)}")
         if mask.dtype != jnp.bool_: raise TypeError(f"mask must be boolean, got dtype {mask.dtype}")
         if tuple(tokens.shape) != (N, Z): raise ValueError(f"tokens must have shape ({N}, {Z}), got {tuple(tokens.shape)}")
+        return tokens, mask
 
     @classmethod
     def rand_init(cls, key: PRNGKeyArray, config) -> AbstractImageModel:
@@ -190,7 +195,7 @@ class ImageEnergyTransformer(AbstractImageModel):
         for k, v in parts.items(): setattr(self, k, v)
         self.et = EnergyTransformer(config.et, key=kt)
         self.lnorm = EnergyLayerNorm(config.et.D)
-        self.alpha = jnp.asarray(config.alpha, jnp.float32)
+        self.alpha = jnp.asarray(config.alpha, float_dtype())
         self.config = config
 
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]: return self.lnorm(x)
@@ -213,10 +218,10 @@ class ImageEnergyTransformer(AbstractImageModel):
                        autograd: bool = False,  # energy gradient by autodiff instead of the closed form
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
-        self._check(tokens, mask)
+        tokens, mask = self._check(tokens, mask)
         mu, sd = self.visible_stats(tokens, mask)
-        x, _ = descend(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha,
-                       T=self.config.T if T is None else T, record=False, remat=remat, autograd=autograd)
+        x = descend(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha,
+                    T=self.config.T if T is None else T, remat=remat, grad=jax.grad(self.et.energy) if autograd else None)
         return self.decode(x) * sd + mu
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
@@ -231,15 +236,17 @@ class ImageEnergyTransformer(AbstractImageModel):
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         tokens = pt.tokenify(image)
-        self._check(tokens, mask)
+        tokens, mask = self._check(tokens, mask)
         T = self.config.T if T is None else T
         mu, sd = self.visible_stats(tokens, mask)
-        x, tr = descend(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha, T=T,
-                        record=record, every=every, keep_states=record and keep_images)
+        x0 = self.encode((tokens - mu) / sd, mask)
+        if not record:
+            return pt.untokenify(self.decode(descend(self.et, self.lnorm, x0, alpha=self.alpha, T=T)) * sd + mu), None
+        x, tr = descend_recorded(self.et, self.lnorm, x0, alpha=self.alpha, T=T, every=every, keep_states=keep_images)
         out = pt.untokenify(self.decode(x) * sd + mu)
-        if not record: return out, None
         images = None if tr.x is None else jax.vmap(lambda s: pt.untokenify(self.decode(s) * sd + mu))(tr.x)
-        return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, images=images)
+        return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, grad_norm=tr.grad_norm,
+                                    images=images)
 
 # %% ../nbs/02_image_inpainting.ipynb #inp006
 def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
@@ -386,7 +393,7 @@ class TransformerMAE(AbstractImageModel):
                        *, remat: bool = False,  # checkpoint each block (less training memory)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after the `L` blocks."
-        self._check(tokens, mask)
+        tokens, mask = self._check(tokens, mask)
         x = self.encode(tokens, mask)
         for block in self.blocks: x = eqx.filter_checkpoint(lambda b, x: b(x))(block, x) if remat else block(x)
         return self.decode(x)
@@ -395,7 +402,7 @@ class TransformerMAE(AbstractImageModel):
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token
                  ) -> Float[Array, "C Hpx Wpx"]:
         "Inpaint one image: the reconstruction (all patches decoded)."
-        pt = self.patcher
+        pt, image = self.patcher, as_float_pixels(image, "image")
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         return pt.untokenify(self.predict_tokens(pt.tokenify(image), mask))

@@ -17,15 +17,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from fastcore.script import call_parse
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
-from .evaluate import masked_mse
+from .checks import as_unit_images
+from .evaluate import biharmonic_fill, masked_mse, mean_fill
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['inpaint_photo', 'read_photo', 'side_by_side', 'et_inpaint']
+__all__ = ['inpaint_photo', 'read_photo', 'classical_fills', 'side_by_side', 'et_inpaint']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _windows(L: int, w: int) -> list[int]:
@@ -41,7 +42,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
                   batch_size: int = 64,  # windows per jitted call
                   ) -> dict:
     "Hide random patches across a whole photo and fill them window by window; returns the images and the masked MSE."
-    photo = np.asarray(photo, np.float32)
+    photo = np.asarray(as_unit_images(photo, "photo"))
     C, h, w = model.patcher.image_shape; p = model.patcher.p
     if photo.ndim != 3 or photo.shape[0] != C:
         raise ValueError(f"photo must be {C} x H x W for this model, got shape {photo.shape}")
@@ -66,26 +67,57 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     for (i, j), r in zip(corners, pred, strict=False): acc[:, i:i + h, j:j + w] += r; cnt[i:i + h, j:j + w] += 1
     filled = np.where(pm[None], np.clip(acc / cnt, 0, 1), photo)  # overlapping windows averaged
     mse = float(masked_mse(grid.tokenify(filled), grid.tokenify(photo), mask))
-    return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse)
+    return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse, patch_size=p)
 
 
 @eqx.filter_jit
 def _predict_batch(model, tokens, mask): return jax.vmap(lambda t, m: model.predict_tokens(t, m, remat=False))(tokens, mask)
 
 # %% ../nbs/14_inpaint.ipynb #inp016
+_SIXTEEN_BIT = ("I;16", "I;16B", "I;16L", "I;16N")
+
+def _pixels(im: Image.Image) -> np.ndarray:
+    "C x H x W floats in [0, 1] (C = 1 or 3) from an opened PIL image of any mode"
+    if im.mode in _SIXTEEN_BIT or im.mode == "I":  # 16-bit grey (PNG opens as I;16 or I)
+        a = np.asarray(im, np.float64)
+        if a.min() < 0 or a.max() > 65535: raise ValueError(f"32-bit integer pixels from {a.min():.0f} to {a.max():.0f}")
+        return (a / 65535).astype(np.float32)[None]
+    if im.mode == "F":
+        a = np.asarray(im, np.float32)
+        if not (np.isfinite(a).all() and a.min() >= 0 and a.max() <= 1):
+            raise ValueError(f"floating-point pixels must be in [0, 1], got {a.min():.4g} to {a.max():.4g}")
+        return a[None]
+    if "A" in im.mode or "transparency" in im.info:  # transparent pixels shown over white
+        im = Image.alpha_composite(Image.new("RGBA", im.size, "white"), im.convert("RGBA"))
+    if im.mode not in ("L", "RGB"): im = im.convert("RGB")  # palette, CMYK, YCbCr, 1-bit, ...
+    a = np.asarray(im, np.float32) / 255
+    return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
+
 def read_photo(path: str | os.PathLike,  # an image file PIL can read
-               channels: int = 3,  # 3: RGB, 1: grey (alpha and palettes are converted)
+               channels: int = 3,  # 3: RGB, 1: grey
                ) -> np.ndarray:
-    "An image file as `channels x H x W` float32 in [0, 1] (`ValueError`/`FileNotFoundError` naming the file)."
+    "An image file as `channels x H x W` float32 in [0, 1]: 8/16-bit, grey, palette, RGBA (over white), CMYK; EXIF-rotated"
     path = Path(path)
+    if channels not in (1, 3): raise ValueError(f"channels must be 1 or 3, got {channels!r}")
     if path.is_dir(): raise ValueError(f"{path} is a directory, not an image file")
     if not path.exists(): raise FileNotFoundError(f"no such file: {path}")
     try:
-        with Image.open(path) as im: im = im.convert("RGB" if channels == 3 else "L")
-    except (UnidentifiedImageError, OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable image ({type(e).__name__})") from None
-    a = np.asarray(im, np.float32) / 255.0
-    return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
+        with Image.open(path) as im: a = _pixels(ImageOps.exif_transpose(im))
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ValueError(f"{path}: not a readable image ({why})") from None
+    if a.shape[0] == channels: return a
+    if channels == 3: return np.repeat(a, 3, 0)
+    return np.tensordot(np.array([0.299, 0.587, 0.114], np.float32), a, 1)[None]  # luma, as PIL's "L"
+
+
+def classical_fills(r: dict,  # an `inpaint_photo` result
+                    ) -> dict[str, float]:
+    "Masked MSE of the classical fills (biharmonic, mean of the visible pixels) on the same photo and mask"
+    grid = Patcher(r["original"].shape, r["patch_size"])
+    pm = grid.pixel_mask(r["mask"])
+    mse = lambda f: float(masked_mse(grid.tokenify(f), grid.tokenify(r["original"]), r["mask"]))
+    return {"biharmonic": mse(biharmonic_fill(r["original"], pm)), "mean fill": mse(mean_fill(r["original"], pm))}
 
 
 def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [0, 1]
@@ -115,5 +147,7 @@ def et_inpaint(photo: str,  # image file (any size at least one window; grey or 
         Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
     except (ValueError, FileNotFoundError, OSError) as e:
         print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
+    fills = classical_fills(r)
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']):.2f} dB)")
+          f"(PSNR {-10 * math.log10(r['mse']):.1f} dB) · biharmonic {fills['biharmonic']:.5f} · "
+          f"mean fill {fills['mean fill']:.5f}")

@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
+from .checks import float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend, matching_width
 from .text import CharVocab
 
@@ -185,7 +186,7 @@ class CausalET(AbstractCharLM):
         c = config; V = len(c.chars)
         self.embed, self.readout = CharEmbedding(V, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
         self.lnorm, self.et = EnergyLayerNorm(c.et.D), EnergyTransformer(c.et, key=kt)
-        self.alpha, self.config = jnp.asarray(c.alpha, jnp.float32), c
+        self.alpha, self.config = jnp.asarray(c.alpha, float_dtype()), c
 
     def __check_init__(self):
         if self.config.objective != "ar": raise ValueError("CausalET needs an LMConfig with objective='ar'")
@@ -231,7 +232,7 @@ class MaskedET(AbstractCharLM):
         c = config; V = len(c.chars)
         self.embed, self.readout = CharEmbedding(V + 1, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
         self.lnorm, self.et = EnergyLayerNorm(c.et.D), EnergyTransformer(c.et, key=kt)
-        self.alpha, self.config = jnp.asarray(c.alpha, jnp.float32), c
+        self.alpha, self.config = jnp.asarray(c.alpha, float_dtype()), c
 
     def __check_init__(self):
         if self.config.objective != "mlm": raise ValueError("MaskedET needs an LMConfig with objective='mlm'")
@@ -239,7 +240,7 @@ class MaskedET(AbstractCharLM):
     @property
     def mask_id(self) -> int: return self.vocab.V
 
-    def mix(self, x): return descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T, record=False)[0]
+    def mix(self, x): return descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T)
 
 # %% ../nbs/05_language.ipynb #11f6fae0
 def matched_transformer(config: LMConfig, # the causal ET's configuration

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend
+from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 
 VARIANTS = list(itertools.product(("softmax", "taylor"), (True, False), (False, True)))
 
@@ -35,7 +35,7 @@ def test_descent_lowers_lyapunov_energy(leak):
     cfg = ETConfig.small()
     et, ln = EnergyTransformer(cfg, key=jax.random.key(0)), EnergyLayerNorm(cfg.D)
     x = jax.random.normal(jax.random.key(1), (16, cfg.D))
-    _, tr = eqx.filter_jit(descend)(et, ln, x, alpha=0.05, T=20, leak=leak)
+    _, tr = eqx.filter_jit(descend_recorded)(et, ln, x, alpha=0.05, T=20, leak=leak)
     e = np.asarray(tr.e_total, np.float64)
     assert (np.diff(e) <= 1e-5 * np.abs(e[:-1])).all() and e[-1] < e[0]
 
@@ -47,4 +47,4 @@ def test_bad_input():
     et, ln = EnergyTransformer(cfg, key=jax.random.key(0)), EnergyLayerNorm(cfg.D)
     with pytest.raises(ValueError, match="31"): et.energy(jnp.ones((4, 31)))
     with pytest.raises(ValueError, match="31"): descend(et, ln, jnp.ones((4, 31)))
-    with pytest.raises(ValueError, match="D = 32"): TransformerBlock(32, 2, 16, 64, key=jax.random.key(0))(jnp.ones((4, 8)))
+    with pytest.raises(ValueError, match="D=32"): TransformerBlock(32, 2, 16, 64, key=jax.random.key(0))(jnp.ones((4, 8)))
