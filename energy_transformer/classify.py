@@ -19,13 +19,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
-from PIL import Image, UnidentifiedImageError
+from skimage.transform import resize
 
 from . import core
 from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
-from .checks import float_dtype
+from .checks import as_unit_images, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
 from .data import load_fashion_mnist, load_mnist
+from .inpaint import read_photo
 from .patches import Patcher
 from .train import TrainConfig, fit
 
@@ -139,11 +140,7 @@ def check_images(images, image_shape: tuple[int, int, int]) -> np.ndarray:
     if a.ndim != 4 or a.shape[1:] != tuple(image_shape):
         hint = " (add a batch axis)" if a.shape == tuple(image_shape) else ""
         raise ValueError(f"images must have shape {want}, got {a.shape}{hint}")
-    if a.dtype == np.uint8 or not np.issubdtype(a.dtype, np.floating):
-        raise TypeError(f"images must be floats in [0, 1], got dtype {a.dtype} (for 0-255 pixels pass images / 255)")
-    if a.size and not (np.isfinite(a).all() and a.min() >= 0 and a.max() <= 1):
-        raise ValueError(f"images must be in [0, 1], got values in [{a.min():.4g}, {a.max():.4g}] (0-255 pixels? divide by 255)")
-    return a.astype(np.float32, copy=False)
+    return np.asarray(as_unit_images(a, "images"))
 
 class AbstractClassifier(eqx.Module):
     "Any image classifier: a subclass gives `logits` of one image; batches, probabilities and input checks live here"
@@ -337,21 +334,16 @@ def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
               ) -> Float[np.ndarray, "C Hpx Wpx"]:
     "An image file as the model sees it: grey (or RGB for C = 3), resized to Hpx x Wpx, floats in [0, 1]"
     C, Hpx, Wpx = image_shape
-    try:
-        with Image.open(path) as im:
-            im = im.convert("L" if C == 1 else "RGB").resize((Wpx, Hpx), Image.Resampling.LANCZOS)
-            a = np.asarray(im, np.float32) / 255
-    except (OSError, UnidentifiedImageError, ValueError) as e:
-        why = str(e).splitlines()[0] if str(e) else "unknown"
-        raise ValueError(f"{path}: cannot read an image ({type(e).__name__}: {why})") from None
-    a = a[None] if C == 1 else a.transpose(2, 0, 1)
+    a = read_photo(path, C)
+    if a.shape[1:] != (Hpx, Wpx): a = resize(a, (C, Hpx, Wpx), order=1, anti_aliasing=True).astype(np.float32)
     return 1 - a if invert else a
 
 def et_classify(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "Command line: print the most probable class of each image file and its probability"
     ap = argparse.ArgumentParser(prog="et-classify", description=(
         "Classify image files with a trained classifier (default: the shipped Fashion-MNIST Energy Transformer). "
-        "Each image is converted to grey (colour and transparency are dropped) and resized to the model's input "
+        "Each image is converted to grey (transparent pixels count as white; 16-bit files are read whole) "
+        "and resized to the model's input "
         "size (28x28) before it is classified. Fashion-MNIST shows light clothes on a black background: pass "
         "--invert for dark objects on a light background."))
     ap.add_argument("images", nargs="+", help="image files (PNG, JPEG, ...)")
@@ -364,7 +356,7 @@ def et_classify(argv: list[str] | None = None): # command-line arguments (defaul
     failed = False
     for path in args.images:
         try: image = read_image(path, model.config.image_shape, invert=args.invert)
-        except ValueError as e:
+        except (ValueError, FileNotFoundError) as e:
             print(f"et-classify: error: {e}", file=sys.stderr); failed = True; continue
         p = model.predict_proba(image[None])[0]
         k = int(p.argmax())

@@ -14,6 +14,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float
 from skimage.restoration import inpaint_biharmonic
 
+from .checks import as_unit_images, concrete
 from .core import count_params
 from .patches import Patcher, random_masks
 from .train import trainable
@@ -27,10 +28,15 @@ def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
                target: Float[Array, "*B N Z"],  # true patch pixels
                chosen: Bool[Array, "*B N"],  # patches that count
                ) -> Float[Array, "*B"]:
-    "Mean squared error over the chosen patches of each image (pixel units)."
+    "Mean squared error over the chosen patches of each image (pixel units); an image with no chosen patch is an error."
     xp = jnp if any(isinstance(a, jax.Array) for a in (pred, target, chosen)) else np
     w = xp.asarray(chosen, pred.dtype)[..., None]
-    return ((pred - target) ** 2 * w).sum((-2, -1)) / (w.sum((-2, -1)) * pred.shape[-1])
+    n = w.sum((-2, -1))
+    empty = "masked_mse: an image has no chosen patch, so its mean over chosen patches is undefined"
+    v = concrete(n)
+    if v is not None and (v == 0).any(): raise ValueError(f"{empty} ({int((v == 0).sum())} of {v.size} images)")
+    out = ((pred - target) ** 2 * w).sum((-2, -1)) / (n * pred.shape[-1])
+    return eqx.error_if(out, (n == 0).any(), empty) if xp is jnp and v is None else out  # the same check under jit
 
 
 def psnr(mse: Float[Array, "*B"]) -> Float[Array, "*B"]:
@@ -91,7 +97,12 @@ def predict_images(model: eqx.Module,  # an image model with `patcher` and `pred
                    batch_size: int = 250,  # images per jitted call
                    ) -> np.ndarray:
     "Reconstructed images (all patches decoded), in chunks."
-    pt = model.patcher; out = []
+    pt, images, mask = model.patcher, np.asarray(as_unit_images(images)), np.asarray(mask)
+    if images.ndim != 4 or images.shape[1:] != pt.image_shape or len(images) == 0:
+        raise ValueError(f"images must have shape (n, {', '.join(map(str, pt.image_shape))}) with n >= 1, got {images.shape}")
+    if mask.shape != (len(images), pt.N) or mask.dtype != bool:
+        raise ValueError(f"mask must be boolean of shape ({len(images)}, {pt.N}), got {mask.dtype} {mask.shape}")
+    out = []
     for i in range(0, len(images), batch_size):
         out.append(np.asarray(_predict(model, jnp.asarray(pt.tokenify(images[i:i + batch_size])),
                                        jnp.asarray(mask[i:i + batch_size]))))

@@ -232,7 +232,7 @@ class ImageEnergyTransformer(AbstractImageModel):
                  keep_images: bool = False,  # decode the image at each record (animations)
                  ) -> tuple[Float[Array, "C Hpx Wpx"], ImageTrajectory | None]:
         "Inpaint one image: the reconstruction (visible patches included) and optionally its trajectory."
-        pt = self.patcher
+        pt, image = self.patcher, as_float_pixels(image, "image")
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         tokens = pt.tokenify(image)

@@ -63,9 +63,12 @@ def load_paper_npz(path: str | os.PathLike,  # flat `.npz` in the released layou
     try:
         with np.load(path, allow_pickle=False) as z: a = {k: np.asarray(z[k], np.float32) for k in z.files}
     except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable .npz ({e})") from None
+        raise ValueError(f"{path}: not a .npz archive of numeric arrays ({type(e).__name__})") from None
     missing = sorted(set(paper_layout()) - set(a))
     if missing: raise ValueError(f"{path}: missing arrays {missing}")
+    for k, shape in paper_layout().items():
+        if a[k].ndim != len(shape):
+            raise ValueError(f"{path}: {k} has shape {a[k].shape}, expected {len(shape)} axes like the released {shape}")
     H, Y, D = a["Wq"].shape; M = a["Xi"].size // D; Z = a["Wenc"].shape[0]
     p, g = math.isqrt(Z // 3), math.isqrt(a["POS_embed"].shape[0] - 1)
     if 3 * p * p != Z or g * g != a["POS_embed"].shape[0] - 1:

@@ -205,21 +205,27 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
     last = tc.steps if stop_at is None else min(stop_at, tc.steps)
     bar = tqdm(total=tc.steps, initial=step, disable=not progress, desc=name, dynamic_ncols=True, mininterval=1.0)
     window, t_win = [], time.time()
+
+    def flush():  # the mean loss of the steps since the last entry; also before every save, so a resume leaves no gap
+        nonlocal window, t_win
+        if not window: return
+        losses = np.asarray(jax.device_get(window))
+        now = time.time(); log["train_time_s"] += now - t_win
+        log["history"].append(dict(step=step, loss=float(losses.mean()), lr=float(schedule(step)),
+                                   steps_per_s=round(len(window) / max(now - t_win, 1e-9), 3),
+                                   time_s=round(log["train_time_s"], 2)))
+        bar.set_postfix(loss=f"{losses.mean():.4f}", refresh=False)
+        window, t_win = [], now
+        if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
+
     while step < last:
         params, opt_state, loss = train_step(params, static, opt_state, shard_batch(next(stream), mesh),
                                              jax.random.fold_in(key0, step))
         step += 1; window.append(loss)
-        if step % tc.log_every == 0 or step == last:
-            losses = np.asarray(jax.device_get(window))
-            now = time.time(); log["train_time_s"] += now - t_win
-            log["history"].append(dict(step=step, loss=float(losses.mean()), lr=float(schedule(step)),
-                                       steps_per_s=round(len(window) / max(now - t_win, 1e-9), 3),
-                                       time_s=round(log["train_time_s"], 2)))
-            bar.set_postfix(loss=f"{losses.mean():.4f}", refresh=False)
-            window, t_win = [], now
-            if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
+        if step % tc.log_every == 0 or step == last: flush()
         bar.update(1)
         if step % tc.eval_every == 0 and step < tc.steps:
+            flush()
             if evaluate is not None:
                 r = run_eval()
                 if progress: bar.write(f"step {step}: " + ", ".join(f"{k} {v:.5g}" for k, v in r.items()))

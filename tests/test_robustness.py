@@ -1,0 +1,150 @@
+"""Eleven bad or extreme inputs that were once accepted silently or answered with a deep library error.
+
+Each is answered now by a finite, correct result or by a one-line `ValueError` / `TypeError` naming the problem.
+"""
+import io
+import itertools
+import json
+from contextlib import redirect_stdout
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from PIL import Image
+
+from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend
+from energy_transformer.dense import ContinuousHopfield, ExponentialMemory
+from energy_transformer.evaluate import masked_mse, predict_images
+from energy_transformer.inpaint import et_inpaint, read_photo
+from energy_transformer.paper import load_paper_npz, paper_layout
+from energy_transformer.pretrained import load_pretrained
+from energy_transformer.train import TrainConfig, fit
+
+
+def one_line_error(f, *match):
+    with pytest.raises((ValueError, TypeError)) as e: f()
+    msg = str(e.value)
+    assert "\n" not in msg and all(m in msg for m in match), msg
+    return msg
+
+
+@pytest.fixture(scope="module")
+def et_small():
+    cfg = ETConfig.small()
+    return EnergyTransformer(cfg, key=jax.random.key(0)), EnergyLayerNorm(cfg.D)
+
+
+def test_01_sixteen_bit_png_inpaints_its_own_pixels(tmp_path):
+    grey = np.linspace(0.1, 0.9, 48 * 64).reshape(48, 64)
+    Image.fromarray((grey * 65535).round().astype(np.uint16)).save(tmp_path / "g16.png")
+    Image.fromarray((grey * 255).round().astype(np.uint8)).save(tmp_path / "g8.png")
+    np.testing.assert_allclose(read_photo(tmp_path / "g16.png", 1)[0], grey, atol=1e-5)  # not all white
+    lines = {}
+    for b in (8, 16):
+        out = io.StringIO()
+        with redirect_stdout(out): et_inpaint(str(tmp_path / f"g{b}.png"), out=str(tmp_path / f"o{b}.png"))
+        lines[b] = out.getvalue()
+    mse = {b: float(s.split("masked MSE ")[1].split()[0]) for b, s in lines.items()}
+    assert mse[16] == pytest.approx(mse[8], rel=0.02), lines  # the same photo, so the same score
+
+
+@pytest.mark.parametrize("form", ["logsumexp", "exp"])
+@pytest.mark.parametrize("beta", [10.0, 45.0, 1e4])
+def test_02_flip_energies_at_large_beta(form, beta):
+    Xi = np.where(np.random.default_rng(0).random((5, 20)) < 0.5, 1.0, -1.0)
+    s = Xi[0].copy(); s[:3] *= -1
+    f = np.asarray(ExponentialMemory(Xi, beta=beta, form=form).flip_energies(s))
+    assert not np.isnan(f).any()
+    lse = np.asarray(ExponentialMemory(Xi, beta=beta).flip_energies(s))
+    assert np.isfinite(lse).all()
+    np.testing.assert_array_equal(f < 0, lse < 0)
+    np.testing.assert_array_equal(lse[:3] < 0, True)  # flipping a corrupted bit back lowers the energy
+
+
+def test_03_empty_hopfield_mask_is_refused():
+    hop = ContinuousHopfield(np.eye(4, 3))
+    one_line_error(lambda: hop.update(jnp.ones(4), jnp.zeros(3, bool)), "mask allows no pattern")
+    one_line_error(lambda: hop.energy(jnp.ones(4), jnp.zeros(3, bool)), "mask allows no pattern")
+
+
+def test_04_masked_mse_without_chosen_patch():
+    one_line_error(lambda: masked_mse(np.ones((2, 3, 4)), np.zeros((2, 3, 4)), np.array([[1, 0, 0], [0, 0, 0]], bool)),
+                   "no chosen patch", "1 of 2 images")
+
+
+def test_05_integer_tokens_are_converted(et_small):
+    et, ln = et_small
+    np.testing.assert_allclose(descend(et, ln, np.ones((4, 32), np.int32), T=2), descend(et, ln, jnp.ones((4, 32)), T=2))
+
+
+def test_06_lists_where_arrays_are_expected(et_small):
+    et, ln = et_small
+    x = np.random.default_rng(0).normal(size=(4, 32))
+    np.testing.assert_allclose(et.energy(x.tolist()), et.energy(jnp.asarray(x, jnp.float32)), rtol=1e-6)
+    np.testing.assert_allclose(descend(et, ln, x.tolist(), T=2), descend(et, ln, jnp.asarray(x, jnp.float32), T=2))
+    one_line_error(lambda: et.energy([["a"] * 32]), "array of real numbers")
+
+
+def test_07_uint8_images_are_refused():
+    m = load_pretrained("fashion_mnist")
+    img = np.full((1, 1, 28, 28), 200, np.uint8)
+    mask = np.zeros((1, m.patcher.N), bool); mask[0, :8] = True
+    one_line_error(lambda: predict_images(m, img, mask), "uint8", "255")
+    one_line_error(lambda: m(jnp.asarray(img[0]), jnp.asarray(mask[0])), "uint8", "255")
+
+
+def test_08_wrong_rank_names_the_rank(et_small):
+    et, _ = et_small
+    msg = one_line_error(lambda: et.energy(jnp.ones((2, 4, 32))), "rank 3", "jax.vmap")
+    assert "32 != D = 32" not in msg
+
+
+def test_09_paper_weights_messages(tmp_path):
+    lay = paper_layout(D=8, H=2, Y=4, M=16, p=4, image_size=8)
+    arrays = {k: np.zeros(s, np.float32) for k, s in lay.items()}
+    np.savez(tmp_path / "w.npz", **{**arrays, "Wq": arrays["Wq"].reshape(2, -1)})
+    one_line_error(lambda: load_paper_npz(tmp_path / "w.npz"), "Wq has shape (2, 32), expected 3 axes")
+    (tmp_path / "t.npz").write_text("hello")
+    msg = one_line_error(lambda: load_paper_npz(tmp_path / "t.npz"), "not a .npz archive")
+    assert "pickle" not in msg
+
+
+def test_10_empty_inputs(et_small):
+    et, ln = et_small
+    one_line_error(lambda: descend(et, ln, jnp.ones((0, 32))), "no tokens")
+    one_line_error(lambda: et.energy(jnp.ones((0, 32))), "no tokens")
+    m = load_pretrained("fashion_mnist")
+    one_line_error(lambda: predict_images(m, np.zeros((0, 1, 28, 28), np.float32), np.zeros((0, m.patcher.N), bool)),
+                   "n >= 1")
+
+
+def test_11_resumed_log_has_no_gap(tmp_path):
+    class Line(eqx.Module):
+        w: jax.Array
+        config: TrainConfig = eqx.field(static=True)
+        def __init__(self, config, *, key): self.w, self.config = jax.random.normal(key, (2,)), config
+
+    def loss(model, batch, key):
+        x, y = batch
+        return ((model.w[0] * x + model.w[1] - y) ** 2).mean()
+
+    def batches(start):
+        for s in itertools.count(start):
+            x = np.random.default_rng(s).normal(size=8).astype(np.float32)
+            yield x, 2 * x + 1
+
+    def crashing(start):
+        for s, b in zip(itertools.count(start), batches(start)):
+            if s == 12: raise KeyboardInterrupt
+            yield b
+
+    tc = TrainConfig(steps=30, batch_size=8, lr=0.05, warmup=0.0, eval_every=7, log_every=5)
+    model = Line(tc, key=jax.random.key(0))
+    _, whole = fit(model, loss, batches, tc, progress=False)
+    with pytest.raises(KeyboardInterrupt): fit(model, loss, crashing, tc, out=tmp_path, name="l", progress=False)
+    assert json.loads((tmp_path / "l.json").read_text())["history"][-1]["step"] == 7
+    _, again = fit(model, loss, batches, tc, out=tmp_path, name="l", resume=True, progress=False)
+    assert [h["step"] for h in again["history"]] == [h["step"] for h in whole["history"]]
+    np.testing.assert_allclose([h["loss"] for h in again["history"]], [h["loss"] for h in whole["history"]], rtol=1e-6)
