@@ -225,13 +225,12 @@ class ViTClassifier(AbstractTokenClassifier):
         ke, kb, kh = jax.random.split(key, 3)
         c = config; pt = c.patcher
         self.embed, self.head = PatchEmbedding(pt.Z, pt.N, c.et.D, key=ke), ClassHead(c.et.D, c.K, key=kh)
-        self.blocks = tuple(TransformerBlock(c.et.D, c.et.H, c.et.Y, c.et.M, key=k) for k in jax.random.split(kb, c.T))
+        self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb)
         self.config = c
 
     def mix(self, x, T=None):
         if T is not None: raise TypeError("ViTClassifier has a fixed number of blocks; T applies to an ETClassifier")
-        for blk in self.blocks: x = blk(x)
-        return x
+        return core.apply_blocks(self.blocks, x)
 
 # %% ../nbs/06_classification.ipynb #1ad7a0d0
 def matched_transformer(config: ClassifierConfig, # the ET classifier's configuration

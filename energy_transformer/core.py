@@ -20,9 +20,9 @@ from jaxtyping import Array, Float, Int, PRNGKeyArray
 from .checks import as_float_array, check_int, check_tokens, concrete, float_dtype
 
 # %% auto #0
-__all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'TransformerBlock', 'count_params', 'matching_width', 'ETConfig',
-           'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend', 'descend_recorded',
-           'descend_until', 'energy_recall', 'plot_energy_terms', 'plot_step_times']
+__all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'TransformerBlock', 'transformer_blocks', 'apply_blocks',
+           'count_params', 'matching_width', 'ETConfig', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory',
+           'record_every', 'descend', 'descend_recorded', 'descend_until', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #badd37d7
 class TransformerBlock(eqx.Module):
@@ -62,12 +62,21 @@ class TransformerBlock(eqx.Module):
         h = jax.vmap(self.ln2)(x)
         return x + jax.nn.gelu(h @ self.W1 + self.b1) @ self.W2 + self.b2
 
+def transformer_blocks(L: int, D: int, H: int, Y: int, M: int, # blocks, token dim, heads, head dim, MLP hidden
+                       *, key: PRNGKeyArray, causal: bool = False) -> tuple[TransformerBlock, ...]:
+    "L blocks with their own weights: the token mixer of every transformer baseline (apply with `apply_blocks`)"
+    return tuple(TransformerBlock(D, H, Y, M, key=k, causal=causal) for k in jax.random.split(key, L))
+
+def apply_blocks(blocks, x: Float[Array, "N D"], *, remat: bool = False) -> Float[Array, "N D"]:
+    "x through the blocks in turn; with remat each block is checkpointed (less training memory)"
+    for b in blocks: x = eqx.filter_checkpoint(lambda b, x: b(x))(b, x) if remat else b(x)
+    return x
+
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
 def count_params(tree) -> int:
     "Number of scalars in the floating-point arrays of a pytree (e.g. an equinox module)"
     return int(sum(a.size for a in jax.tree.leaves(eqx.filter(tree, eqx.is_inexact_array))))
 
-# %% ../nbs/01_energy_transformer.ipynb #08f532e2
 def matching_width(params_at, # M -> parameter count of a model whose hidden width is M (affine in M)
                    target: int, # the parameter count to match
                   ) -> int:
@@ -406,15 +415,17 @@ def record_every(run, # `run(x, k)`: the state after k more steps (k is a Python
         parts.append(jax.tree.map(lambda a: a[None], measure(x_end))); steps.append(T)
     return x_end, jnp.asarray(steps, jnp.int32), jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
 
-def _descent_setup(et, lnorm, x, alpha, T, grad):
-    "Validated tokens, step size and the function dE/dg of one descent"
+def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False):
+    "Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction"
     x = check_tokens(x, et.config.D, "descend: x")
     if lnorm.D != et.config.D: raise ValueError(f"descend: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
     check_int("descend", "T", T, low=0)
     v = concrete(x)
     if v is not None and not np.isfinite(v).all():
         raise ValueError(f"descend: x has {int((~np.isfinite(v)).sum())} NaN or infinite entries")
-    return x, jnp.asarray(alpha, x.dtype), et.grad if grad is None else grad
+    grad, ln, alpha = et.grad if grad is None else grad, jax.vmap(lnorm), jnp.asarray(alpha, x.dtype)
+    direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
+    return x, direction, lambda x: x - alpha * direction(x)
 
 def descend(et: EnergyTransformer, # the energy
             lnorm: EnergyLayerNorm, # g = LN(x), token-wise
@@ -426,11 +437,7 @@ def descend(et: EnergyTransformer, # the energy
             grad=None, # g -> dE/dg (default: the closed form `et.grad`; e.g. `jax.grad(et.energy)`)
            ) -> Float[Array, "N D"]:
     "The tokens after T steps of energy descent x <- x - alpha dE/dg(LN(x)): the training path, nothing recorded"
-    x, alpha, grad = _descent_setup(et, lnorm, x, alpha, T, grad)
-    ln = jax.vmap(lnorm)
-    def step(x):
-        d = grad(ln(x))
-        return x - alpha * (d + x if leak else d)
+    x, _, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
     return _run_steps(step, x, T, remat)
 
 def descend_recorded(et: EnergyTransformer, # the energy
@@ -444,16 +451,12 @@ def descend_recorded(et: EnergyTransformer, # the energy
                      grad=None, # g -> dE/dg (default: the closed form)
                     ) -> tuple[Float[Array, "N D"], Trajectory]:
     "`descend` with a subsampled record of the energies and of the gradient norm |dE/dg|"
-    x, alpha, grad = _descent_setup(et, lnorm, x, alpha, T, grad)
+    x, direction, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
     check_int("descend", "every", every)
     ln, lnE = jax.vmap(lnorm), jax.vmap(lnorm.energy)
-    def step(x):
-        d = grad(ln(x))
-        return x - alpha * (d + x if leak else d)
     def measure(x):
-        g = ln(x)
+        g, d = ln(x), direction(x)
         e_att, e_hn, e_ln = et.attn_energy(g), et.hn_energy(g), lnE(x).sum()
-        d = grad(g) + (x if leak else 0)
         return (e_att, e_hn, e_ln, e_att + e_hn + e_ln if leak else e_att + e_hn, jnp.sqrt(jnp.sum(d * d)),
                 x if keep_states else None)
     x_end, steps, recs = record_every(lambda x, k: _run_steps(step, x, k, False), measure, x, T, every)
@@ -468,11 +471,11 @@ def descend_until(et: EnergyTransformer, # the energy
                   grad=None, # g -> dE/dg (default: the closed form)
                  ) -> tuple[Float[Array, "N D"], Int[Array, ""]]:
     "Descend until a step changes the energy by less than `rtol` of itself (or `T_max` steps): final tokens, steps taken"
-    x, alpha, grad = _descent_setup(et, lnorm, x, alpha, T_max, grad)
+    x, _, step = _descent_setup(et, lnorm, x, alpha, T_max, grad)
     ln = jax.vmap(lnorm)
     def body(c):
         x, t, e, _ = c
-        x = x - alpha * grad(ln(x))
+        x = step(x)
         e_new = et.energy(ln(x))
         return x, t + 1, e_new, jnp.abs(e - e_new) / jnp.maximum(jnp.abs(e), jnp.finfo(x.dtype).tiny)
     init = (x, jnp.int32(0), et.energy(ln(x)), jnp.asarray(jnp.inf, x.dtype))
@@ -492,33 +495,3 @@ def energy_recall(Efn, # energy of layer-normalised tokens, `Efn(g) -> scalar` (
         e, grad = jax.value_and_grad(Efn)(ln(x))
         return x - step_size * grad, e
     return lax.scan(step, x_init, None, length=nsteps)
-
-# %% ../nbs/01_energy_transformer.ipynb #18523394
-def plot_energy_terms(trajs: dict, # label -> Trajectory
-                      axes=None, # four matplotlib axes (created when None)
-                     ):
-    "Plot E_att, E_hn, E_LN and the Lyapunov total per descent step, one panel each, one line per trajectory"
-    import matplotlib.pyplot as plt
-    if axes is None: _, axes = plt.subplots(1, 4, figsize=(13, 2.8), constrained_layout=True)
-    names = [("e_att", "$E^{ATT}$"), ("e_hn", "$E^{HN}$"), ("e_ln", "$E^{LN}$"), ("e_total", "Lyapunov energy")]
-    for ax, (field, title) in zip(axes, names, strict=False):
-        for label, tr in trajs.items():
-            ax.plot(np.asarray(tr.step), np.asarray(getattr(tr, field)), marker=".", ms=3, label=label)
-        ax.set_title(title); ax.set_xlabel("step")
-    axes[0].legend(fontsize=8)
-    return axes
-
-def plot_step_times(Ns, # token counts
-                    times: dict, # label -> milliseconds per step, one per N
-                    ax=None):
-    "Log-log plot of time per descent step against N, with N and N^2 guides"
-    import matplotlib.pyplot as plt
-    if ax is None: _, ax = plt.subplots(figsize=(4.5, 3.2), constrained_layout=True)
-    Ns = np.asarray(Ns, float)
-    for label, t in times.items(): ax.loglog(Ns, t, "o-", label=label)
-    t0 = max(np.asarray(t, float)[0] for t in times.values())
-    ax.loglog(Ns, t0 * Ns / Ns[0], "k:", lw=1, label=r"$\propto N$")
-    ax.loglog(Ns, t0 * (Ns / Ns[0]) ** 2, "k--", lw=1, label=r"$\propto N^2$")
-    ax.set_xticks(Ns, [str(int(n)) for n in Ns]); ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.set_xlabel("tokens N"); ax.set_ylabel("ms per descent step"); ax.legend(fontsize=8)
-    return ax

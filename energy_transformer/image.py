@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
+from . import core
 from .checks import as_float_pixels, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import masked_mse
@@ -381,8 +382,7 @@ class TransformerMAE(AbstractImageModel):
     def __init__(self, config: MAEConfig, *, key: PRNGKeyArray):
         parts, kt = _image_embeddings(config, config.D, key)
         for k, v in parts.items(): setattr(self, k, v)
-        self.blocks = tuple(TransformerBlock(config.D, config.H, config.Y, config.M, key=k)
-                            for k in jax.random.split(kt, config.L))
+        self.blocks = core.transformer_blocks(config.L, config.D, config.H, config.Y, config.M, key=kt)
         self.ln = eqx.nn.LayerNorm(config.D)
         self.config = config
 
@@ -395,8 +395,7 @@ class TransformerMAE(AbstractImageModel):
         "Reconstructed patch pixels after the `L` blocks."
         tokens, mask = self._check(tokens, mask)
         x = self.encode(tokens, mask)
-        for block in self.blocks: x = eqx.filter_checkpoint(lambda b, x: b(x))(block, x) if remat else block(x)
-        return self.decode(x)
+        return self.decode(core.apply_blocks(self.blocks, x, remat=remat))
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token

@@ -104,7 +104,7 @@ def read_photo(path: str | os.PathLike,  # an image file PIL can read
     try:
         with Image.open(path) as im: a = _pixels(ImageOps.exif_transpose(im))
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        why = "an unknown format" if isinstance(e, UnidentifiedImageError) else (str(e).splitlines() or [type(e).__name__])[0]
         raise ValueError(f"{path}: not a readable image ({why})") from None
     if a.shape[0] == channels: return a
     if channels == 3: return np.repeat(a, 3, 0)

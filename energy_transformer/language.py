@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
+from . import core
 from .checks import float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend, matching_width
 from .text import CharVocab
@@ -209,13 +210,10 @@ class CausalTransformer(AbstractCharLM):
         ke, kb, kr = jax.random.split(key, 3)
         c, V = config, len(config.chars)
         self.embed, self.readout = CharEmbedding(V, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
-        self.blocks = tuple(TransformerBlock(c.et.D, c.et.H, c.et.Y, c.et.M, key=k, causal=True)
-                            for k in jax.random.split(kb, c.T))
+        self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb, causal=True)
         self.config = c
 
-    def mix(self, x):
-        for blk in self.blocks: x = blk(x)
-        return x
+    def mix(self, x): return core.apply_blocks(self.blocks, x)
 
 # %% ../nbs/05_language.ipynb #1ec7abda
 class MaskedET(AbstractCharLM):
