@@ -282,21 +282,31 @@ def labelled_batches(split: Split, # the training split
                      batch_size: int, # images per batch
                      *, seed: int = 0, # seeds the order and the flips of every epoch
                      flip: bool = True, # mirror each image left-right with probability 1/2
+                     shift: int = 0, # translate each image by up to this many pixels along each axis (zeros shifted in)
                     ):
     "batches(start_step) -> an endless iterator of (images, labels), a pure function of seed and step (resumable)"
     n = len(split)
     if not 1 <= batch_size <= n: raise ValueError(f"batch_size must be in [1, {n}], got {batch_size}")
+    if isinstance(shift, bool) or not isinstance(shift, int) or shift < 0:
+        raise ValueError(f"shift must be an int >= 0, got {shift!r}")
     per_epoch = n // batch_size
+    H, W = split.images.shape[-2:]
+
+    def translate(x, d):  # image k moved by (d[k, 0] - shift, d[k, 1] - shift) pixels
+        pad = np.pad(x, ((0, 0), (0, 0), (shift, shift), (shift, shift)))
+        return np.stack([pad[k, :, a:a + H, b:b + W] for k, (a, b) in enumerate(d)])
 
     def batches(start_step: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         epoch, i = divmod(start_step, per_epoch)
         while True:
             rng = np.random.default_rng([seed, epoch])
             order, flips = rng.permutation(n), rng.random(n) < 0.5
+            moves = rng.integers(0, 2 * shift + 1, (n, 2)) if shift else None
             for j in range(i, per_epoch):
                 idx = order[j * batch_size:(j + 1) * batch_size]
                 x = split.images[idx]
                 if flip: x = np.where(flips[idx, None, None, None], x[..., ::-1], x)
+                if shift: x = translate(x, moves[idx])
                 yield x, split.labels[idx]
             epoch, i = epoch + 1, 0
     return batches
@@ -306,10 +316,11 @@ def fit_classifier(model: AbstractClassifier, # the initial model
                    splits: dict[str, Split], # "train", "valid" and "test" (`classification_splits`)
                    tc: TrainConfig, # optimisation settings (steps, batch size, learning rate, ...)
                    *, flip: bool = True, # random horizontal flips of the training images
+                   shift: int = 0, # random translations of up to this many pixels
                    **fit_kw, # passed to `fit` (out, name, resume, progress, ...)
                   ) -> tuple[AbstractClassifier, dict]:
     "Train a classifier with the package's `fit`: validation accuracy every `tc.eval_every` steps, test accuracy once at the end"
-    batches = labelled_batches(splits["train"], tc.batch_size, seed=tc.seed, flip=flip)
+    batches = labelled_batches(splits["train"], tc.batch_size, seed=tc.seed, flip=flip, shift=shift)
     return fit(model, classify_loss, batches, tc, evaluate=lambda m: {"valid_accuracy": accuracy(m, splits["valid"])},
                final_evaluate=lambda m: {"test_accuracy": accuracy(m, splits["test"])}, **fit_kw)
 

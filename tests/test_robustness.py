@@ -66,6 +66,8 @@ def test_02_flip_energies_at_large_beta(form, beta):
 def test_03_empty_hopfield_mask_is_refused():
     hop = ContinuousHopfield(np.eye(4, 3))
     one_line_error(lambda: hop.update(jnp.ones(4), jnp.zeros(3, bool)), "mask allows no pattern")
+    with pytest.raises(Exception, match="mask allows no pattern"):  # under jit: a runtime error with the same message
+        jax.jit(lambda x, m: hop.update(x, m))(jnp.ones(4), jnp.zeros(3, bool))
     one_line_error(lambda: hop.energy(jnp.ones(4), jnp.zeros(3, bool)), "mask allows no pattern")
 
 
