@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 NBDEV_WORKERS ?= 2
 
-.PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean
+.PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean shrink
 
 ## Debian packages, .venv and the package with its dev extras (idempotent, fast when nothing changed).
 setup:
@@ -40,6 +40,10 @@ pytest: setup
 ## ruff (rule sets E, F, I, B, UP; configured in pyproject.toml).
 lint: setup
 	$(BIN)/ruff check energy_transformer tests benchmarks tools
+
+## Re-encode the notebooks' PNG figures as palette PNGs where smaller (after re-running notebooks with --save).
+shrink: setup
+	$(PY) tools/shrink_figures.py
 
 ## Also run the cells marked `#| slow` (full training runs, large sweeps).
 test-slow: setup sync

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from PIL import Image
@@ -21,6 +22,7 @@ import build_site  # noqa: E402
 import site_api  # noqa: E402
 import site_nav  # noqa: E402
 import site_search  # noqa: E402
+import shrink_figures  # noqa: E402
 
 PY = sys.executable
 BIN = Path(PY).parent
@@ -422,3 +424,18 @@ def test_nbdev_test_names_notebook_and_cell(tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode != 0
     assert "00_topic.ipynb" in out and "Cell #6" in out and "add is off" in out
+
+
+def test_shrink_figures_keeps_the_picture(tmp_path):
+    y, x = np.mgrid[:120, :160]
+    img = np.stack([(x * 1.5) % 256, (y * 2) % 256, np.full_like(x, 90)], -1).astype(np.uint8)  # a smooth plot-like image
+    buf = io.BytesIO(); Image.fromarray(img).save(buf, "PNG")
+    b64 = base64.b64encode(buf.getvalue()).decode()
+    out = shrink_figures.shrink_png(b64)
+    back = np.asarray(Image.open(io.BytesIO(base64.b64decode(out))).convert("RGB"), float)
+    assert len(out) <= len(b64) and back.shape == img.shape and np.abs(back - img).mean() < 4  # at most a few grey levels
+    fig = new_output("display_data", data={"image/png": b64, "text/plain": "f"})
+    nb = new_notebook(cells=[new_code_cell("x", outputs=[fig])])
+    nbformat.write(nb, tmp_path / "a.ipynb")
+    before, after = shrink_figures.shrink_notebook(tmp_path / "a.ipynb")
+    assert after <= before and nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[0].source == "x"
