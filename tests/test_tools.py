@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
 sys.path.insert(0, str(TOOLS))
 import build_site  # noqa: E402
+import shrink_figures  # noqa: E402
 import site_api  # noqa: E402
 import site_nav  # noqa: E402
 import site_search  # noqa: E402
-import shrink_figures  # noqa: E402
 
 PY = sys.executable
 BIN = Path(PY).parent
