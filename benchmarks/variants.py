@@ -14,7 +14,11 @@ trainable arrays, differing only in how the T descent steps are computed and che
   (one level: ~sqrt(T) states plus one block's intermediates);
 * `closed_step_remat_dots`: like `closed_step_remat`, but the matmul outputs of a step are saved
   (`jax.checkpoint_policies.dots_with_no_batch_dims_saveable`), so the backward pass recomputes only
-  elementwise work.
+  elementwise work;
+* `jfb_k` (k = 1, 3): an approximate gradient in the manner of Jacobian-free backpropagation for implicit models:
+  the first T - k steps run without a graph and are treated as the identity in the backward pass
+  (x0 + stop_gradient(x_{T-k} - x0)), the last k steps are differentiated exactly. Its gradient is compared with
+  the exact one (`cos_to_exact`).
 
 Prints a table of median time per gradient and XLA temporary memory, and writes variants.json to --out.
 """
@@ -67,6 +71,10 @@ def predict(model, tokens, mask, T: int, mode: str):
                     grad=jax.grad(model.et.energy))
     elif mode == "package":
         x = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, remat=True)
+    elif mode.startswith("jfb_"):
+        k, x0 = min(int(mode[4:]), T), model.encode(tokens, mask)
+        x_mid = descend(model.et, model.lnorm, x0, alpha=model.alpha, T=T - k)
+        x = descend(model.et, model.lnorm, x0 + lax.stop_gradient(x_mid - x0), alpha=model.alpha, T=k)
     else:
         x = _steps(model, model.encode(tokens, mask), T, mode)
     return model.decode(x)
@@ -82,7 +90,14 @@ def loss(params, static, images, key, n_chosen, n_keep, T, mode):
     return masked_mse(pred, tokens, chosen).mean()
 
 
-MODES = ("naive", "package", "closed_no_remat", "closed_step_remat", "closed_block_remat", "closed_step_remat_dots")
+MODES = ("naive", "package", "closed_no_remat", "closed_step_remat", "closed_block_remat", "closed_step_remat_dots",
+         "jfb_1", "jfb_3")
+
+
+def cosine(a, b) -> float:
+    "Cosine similarity of two gradients (pytrees of the same structure)"
+    fa, fb = (jnp.concatenate([jnp.ravel(x) for x in jax.tree.leaves(t)]) for t in (a, b))
+    return float(fa @ fb / (jnp.linalg.norm(fa) * jnp.linalg.norm(fb)))
 
 
 def main(argv=None):
@@ -104,15 +119,20 @@ def main(argv=None):
         params, static = eqx.partition(model, trainable(model))
         images = jnp.asarray(np.random.default_rng(0).random((B, *mc.image_shape), dtype=np.float32))
         n_chosen = mask_count(mc.N, 0.5); n_keep = keep_count(n_chosen, 0.1)
+        exact = None
         for mode in a.modes:
             f = jax.jit(jax.value_and_grad(partial(loss, static=static, n_chosen=n_chosen, n_keep=n_keep, T=T, mode=mode)))
             comp = f.lower(params, images=images, key=jax.random.PRNGKey(1)).compile()
             g = lambda p, im, comp=comp: comp(p, images=im, key=jax.random.PRNGKey(1))
             t = timeit(g, params, images, repeats=a.repeats)
             m = memory(comp)
-            rows.append(dict(T=T, batch=B, mode=mode, s=t["median_s"], temp_bytes=m["temp_bytes"], load=load()))
+            grad = g(params, images)[1]
+            exact = grad if mode == "naive" else exact
+            cos = None if exact is None else cosine(grad, exact)
+            rows.append(dict(T=T, batch=B, mode=mode, s=t["median_s"], temp_bytes=m["temp_bytes"], cos_to_exact=cos,
+                             load=load()))
             print(f"T={T:3d} {mode:24s} {t['median_s'] * 1e3:9.1f} ms  temp {m['temp_bytes'] / 2**20:8.1f} MiB  "
-                  f"(load {load()})", flush=True)
+                  f"cos {cos if cos is None else round(cos, 4)}  (load {load()})", flush=True)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     (out / ("variants_quick.json" if a.quick else "variants.json")).write_text(json.dumps(rows, indent=1) + "\n")
 

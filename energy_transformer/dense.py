@@ -20,6 +20,7 @@ from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from .checks import as_float_array, concrete
+from .core import record_every
 from .patterns import random_patterns
 
 # %% auto #0
@@ -145,15 +146,10 @@ class AbstractBinaryMemory(eqx.Module):
             if key is None: order = jnp.arange(D)
             else: key, sub = jax.random.split(key); order = jax.random.permutation(sub, D)
             return (*self._async(sigma, m, order, XiT), key)
-        def record(carry, _):
-            carry = lax.fori_loop(0, every, sweep, carry)
-            return carry, (self.overlap_energy(carry[1]), carry[0] if keep_states else None)
-        m0 = self.Xi @ sigma
-        (sigma_T, _, _), (E, states) = lax.scan(record, (sigma, m0, key), None, length=sweeps // every)
-        trace = RecallTrace(step=jnp.arange(sweeps // every + 1) * every,
-                            energy=jnp.concatenate([self.overlap_energy(m0)[None], E]),
-                            state=jnp.concatenate([sigma[None], states]) if keep_states else None)
-        return sigma_T, trace
+        run = lambda carry, k: lax.fori_loop(0, k, sweep, carry)
+        measure = lambda carry: (self.overlap_energy(carry[1]), carry[0] if keep_states else None)
+        (sigma_T, _, _), step, (E, states) = record_every(run, measure, (sigma, self.Xi @ sigma, key), sweeps, every)
+        return sigma_T, RecallTrace(step=step, energy=E, state=states)
 
 # %% ../nbs/00_dense_storage.ipynb #a626063d
 class ClassicalHopfield(AbstractBinaryMemory):
@@ -444,11 +440,7 @@ class ContinuousHopfield(eqx.Module):
         "Repeated updates (9) from `xi`, recorded every `every` steps inside `lax.scan`."
         _check_state(xi, self.D, "xi", binary=False)
         _check_schedule(steps, every, "steps")
-        def record(xi, _):
-            xi = lax.fori_loop(0, every, lambda _, x: self.update(x, mask), xi)
-            return xi, (self.energy(xi, mask), xi if keep_states else None)
-        xi_T, (E, states) = lax.scan(record, xi, None, length=steps // every)
-        trace = RecallTrace(step=jnp.arange(steps // every + 1) * every,
-                            energy=jnp.concatenate([self.energy(xi, mask)[None], E]),
-                            state=jnp.concatenate([xi[None], states]) if keep_states else None)
-        return xi_T, trace
+        run = lambda xi, k: lax.fori_loop(0, k, lambda _, x: self.update(x, mask), xi)
+        measure = lambda xi: (self.energy(xi, mask), xi if keep_states else None)
+        xi_T, step, (E, states) = record_every(run, measure, xi, steps, every)
+        return xi_T, RecallTrace(step=step, energy=E, state=states)
