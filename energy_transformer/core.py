@@ -136,7 +136,6 @@ class ETConfig:
         "The paper's size: D=768, H=12, Y=64, M=3072"
         return cls(**{**dict(D=768, H=12, Y=64, M=3072), **kw})
 
-# %% ../nbs/01_energy_transformer.ipynb #draftcfg
 smallETConfig = ETConfig(D=12, H=2, Y=6, M=24)  # the presets of the first draft of this tutorial, under its names
 mediumETConfig = ETConfig(D=128, H=4, Y=32, M=256)
 fullETConfig = ETConfig(D=768, H=12, Y=64, M=3072, beta=1 / math.sqrt(64))
@@ -435,9 +434,13 @@ def descend(et: EnergyTransformer, # the energy
             leak: bool = False, # x <- x - alpha (dE/dg + x): then E_LN + E is the Lyapunov energy
             remat: bool = False, # checkpoint the steps: backprop memory ~flat in T
             grad=None, # g -> dE/dg (default: the closed form `et.grad`; e.g. `jax.grad(et.energy)`)
+            backprop_steps: int | None = None, # differentiate the last k steps only, the earlier ones as the identity
            ) -> Float[Array, "N D"]:
     "The tokens after T steps of energy descent x <- x - alpha dE/dg(LN(x)): the training path, nothing recorded"
     x, _, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
+    if backprop_steps is not None and check_int("descend", "backprop_steps", backprop_steps, low=0) < T:
+        x_mid = _run_steps(step, x, T - backprop_steps, False)
+        x, T = x + lax.stop_gradient(x_mid - x), backprop_steps  # the value of x_mid, the derivative of the identity
     return _run_steps(step, x, T, remat)
 
 def descend_recorded(et: EnergyTransformer, # the energy

@@ -217,12 +217,14 @@ class ImageEnergyTransformer(AbstractImageModel):
                        *, T: int | None = None,  # descent steps (default: config.T)
                        remat: bool = True,  # checkpoint the descent steps (training memory flat in T)
                        autograd: bool = False,  # energy gradient by autodiff instead of the closed form
+                       backprop_steps: int | None = None,  # differentiate only the last k descent steps (see `descend`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
         tokens, mask = self._check(tokens, mask)
         mu, sd = self.visible_stats(tokens, mask)
         x = descend(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha,
-                    T=self.config.T if T is None else T, remat=remat, grad=jax.grad(self.et.energy) if autograd else None)
+                    T=self.config.T if T is None else T, remat=remat, grad=jax.grad(self.et.energy) if autograd else None,
+                    backprop_steps=backprop_steps)
         return self.decode(x) * sd + mu
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]

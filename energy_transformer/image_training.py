@@ -120,6 +120,7 @@ def train_inpainting(model_cfg: ImageETConfig | eqx.Module,  # a config, or an i
                      progress: bool = True,  # show a progress bar
                      preset_name: str | None = None,  # recorded in the log
                      stop_at: int | None = None,  # stop after this step as if interrupted
+                     descend_kw: tuple = (),  # extra keywords for `predict_tokens` in the loss, e.g. (("backprop_steps", 1),)
                      ) -> tuple[eqx.Module, dict]:
     "Train a masked-image model with `fit`; the log adds the baselines and a final held-out evaluation."
     model = (ImageEnergyTransformer(model_cfg, key=jax.random.PRNGKey(tc.seed))
@@ -140,7 +141,8 @@ def train_inpainting(model_cfg: ImageETConfig | eqx.Module,  # a config, or an i
 
     meta = dict(preset=preset_name, task="inpainting", task_config=task.to_dict(), n_chosen=n_chosen, n_keep=n_keep,
                 eval_baselines=baselines(ev_x, ev_mask, pt))
-    model, log = fit(model, masked_image_loss(n_chosen, n_keep), image_batches(train_x, tc.batch_size, tc.seed, task.flip),
+    batches = image_batches(train_x, tc.batch_size, tc.seed, task.flip)
+    model, log = fit(model, masked_image_loss(n_chosen, n_keep, descend_kw), batches,
                      tc, evaluate=lambda m: evaluate(m, ev_x, ev_mask), final_evaluate=final, out=out, name=name,
                      resume=resume, progress=progress, stop_at=stop_at, meta=meta, mesh=mesh)
     return model, log
