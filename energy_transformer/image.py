@@ -27,7 +27,8 @@ from .patches import Patcher
 
 # %% auto #0
 __all__ = ['PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'AbstractImageModel', 'ImageEnergyTransformer',
-           'animate_descent', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig', 'TransformerMAE']
+           'animate_descent', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig', 'TransformerMAE',
+           'matched_mae']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 class PatchGeometry:
@@ -407,3 +408,13 @@ class TransformerMAE(AbstractImageModel):
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         return pt.untokenify(self.predict_tokens(pt.tokenify(image), mask))
+
+# %% ../nbs/02_image_inpainting.ipynb #d2efbfaa
+def matched_mae(cfg: ImageETConfig,  # the image ET's configuration
+                L: int = 1,  # transformer blocks
+                ) -> MAEConfig:
+    "An L-block `TransformerMAE` (same image, patches, D, H, Y) whose MLP width M gives the ET's parameter count."
+    with_M = lambda M: MAEConfig(**{**MAEConfig.like(cfg).to_dict(), "L": L, "M": M})
+    count, key = core.count_params, jax.random.PRNGKey(0)
+    target = count(ImageEnergyTransformer(cfg, key=key))
+    return with_M(core.matching_width(lambda M: count(TransformerMAE(with_M(M), key=key)), target))
