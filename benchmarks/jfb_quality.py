@@ -18,9 +18,14 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+for p in (str(ROOT), str(ROOT / "benchmarks")):
+    if p not in sys.path: sys.path.insert(0, p)
 
-from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
+import jax  # noqa: E402
+from equal_time import train_for_seconds  # noqa: E402
+
+from energy_transformer.image import ImageEnergyTransformer  # noqa: E402
+from energy_transformer.image_training import preset  # noqa: E402
 
 
 def run(seconds: float, ks: list[int], final_eval_size: int = 2000) -> dict:
@@ -30,14 +35,11 @@ def run(seconds: float, ks: list[int], final_eval_size: int = 2000) -> dict:
     for k in [None, *ks]:
         kw = () if k is None else (("backprop_steps", k),)
         name = "exact" if k is None else f"last {k} of {mc.T} steps"
-        probe = replace(tc, steps=1000, eval_every=1000, log_every=10)  # stopped at step 40: no evaluation
-        _, log = train_inpainting(mc, task, probe, progress=False, descend_kw=kw, stop_at=40)
-        rate = log["history"][-1]["steps_per_s"]  # steady state: the first entries include compilation
-        steps = max(10, int(seconds * rate))
         t0 = time.time()
-        _, log = train_inpainting(mc, task, replace(tc, steps=steps, eval_every=steps, log_every=max(1, steps // 20)),
-                                  progress=False, descend_kw=kw)
-        rows[name] = dict(backprop_steps=k, steps_per_s=rate, steps=steps, wall_s=round(time.time() - t0, 1),
+        _, log, rate = train_for_seconds(lambda: ImageEnergyTransformer(mc, key=jax.random.PRNGKey(tc.seed)), task, tc,
+                                         seconds, descend_kw=kw)
+        steps = log["train_config"]["steps"]
+        rows[name] = dict(backprop_steps=k, steps_per_s=rate, steps=steps, wall_s=round(time.time() - t0, 1),  # with the probe
                           train_s=round(log["train_time_s"], 1), final_loss=log["history"][-1]["loss"],
                           test_masked_mse=log["final"]["model"]["mse"], test_psnr=log["final"]["model"]["psnr"])
         print(name, rows[name], flush=True)

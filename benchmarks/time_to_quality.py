@@ -20,11 +20,14 @@ from pathlib import Path
 import jax
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+for p in (str(ROOT), str(ROOT / "benchmarks")):
+    if p not in sys.path: sys.path.insert(0, p)
+
+from equal_time import train_for_seconds  # noqa: E402
 
 from energy_transformer.core import count_params  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
-from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
+from energy_transformer.image_training import preset  # noqa: E402
 
 
 def run(seconds: float, final_eval_size: int = 2000) -> dict:
@@ -34,12 +37,8 @@ def run(seconds: float, final_eval_size: int = 2000) -> dict:
               "matched transformer": lambda: TransformerMAE(matched_mae(mc), key=jax.random.PRNGKey(tc.seed))}
     rows = {}
     for name, make in makers.items():
-        _, probe = train_inpainting(make(), task, replace(tc, steps=1000, eval_every=1000, log_every=10), progress=False,
-                                    stop_at=40)
-        rate = probe["history"][-1]["steps_per_s"]
-        steps = max(16, int(seconds * rate))
-        model, log = train_inpainting(make(), task, replace(tc, steps=steps, eval_every=max(1, steps // 8),
-                                                            log_every=max(1, steps // 40)), progress=False)
+        model, log, rate = train_for_seconds(make, task, tc, seconds)
+        steps = log["train_config"]["steps"]
         rows[name] = dict(n_params=count_params(model), steps_per_s=rate, steps=steps, train_s=round(log["train_time_s"], 1),
                           curve=[dict(step=e["step"], time_s=e["time_s"], masked_mse=e["mse"]) for e in log["evals"]],
                           test_masked_mse=log["final"]["model"]["mse"],

@@ -23,12 +23,13 @@ from fastcore.script import call_parse, store_true
 from jax.sharding import Mesh
 from jaxtyping import Array, Float, PRNGKeyArray
 
+from .checks import check_int
 from .core import ETConfig
 from .data import DATASETS, BatchIterator, load_images
 from .evaluate import baselines, biharmonic_fill, eval_set, evaluate, masked_mse, predict_images
 from .image import ImageEnergyTransformer, ImageETConfig
 from .patches import keep_count, make_masks, mask_count
-from .train import JSONConfig, TrainConfig, check_int, fit, make_optimizer, make_train_step, trainable
+from .train import JSONConfig, TrainConfig, fit, make_optimizer, make_train_step, trainable
 
 # %% auto #0
 __all__ = ['PRESETS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting', 'et_train',

@@ -21,7 +21,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import as_unit_images
-from .evaluate import biharmonic_fill, masked_mse, mean_fill
+from .evaluate import baseline_mse, masked_mse
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
@@ -114,10 +114,8 @@ def read_photo(path: str | os.PathLike,  # an image file PIL can read
 def classical_fills(r: dict,  # an `inpaint_photo` result
                     ) -> dict[str, float]:
     "Masked MSE of the classical fills (biharmonic, mean of the visible pixels) on the same photo and mask"
-    grid = Patcher(r["original"].shape, r["patch_size"])
-    pm = grid.pixel_mask(r["mask"])
-    mse = lambda f: float(masked_mse(grid.tokenify(f), grid.tokenify(r["original"]), r["mask"]))
-    return {"biharmonic": mse(biharmonic_fill(r["original"], pm)), "mean fill": mse(mean_fill(r["original"], pm))}
+    err = baseline_mse(r["original"][None], r["mask"][None], Patcher(r["original"].shape, r["patch_size"]))
+    return {"biharmonic": float(err["biharmonic"][0]), "mean fill": float(err["mean_fill"][0])}
 
 
 def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [0, 1]

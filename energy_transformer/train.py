@@ -25,23 +25,14 @@ from jax.sharding import PartitionSpec as P
 from tqdm.auto import tqdm
 
 from .checkpoint import fill_tree, leaf_name, load_checkpoint, read_checkpoint, save_checkpoint, write_json
+from .checks import check_int
 from .core import count_params
 
 # %% auto #0
-__all__ = ['FROZEN', 'check_int', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh',
-           'replicate', 'shard_batch', 'make_train_step', 'fit', 'load_train_state']
+__all__ = ['FROZEN', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate',
+           'shard_batch', 'make_train_step', 'fit', 'load_train_state']
 
 # %% ../nbs/13_train.ipynb #79ce5bee
-def check_int(owner: str,  # the class, for the message
-              name: str,  # the field
-              v,  # its value
-              low: int = 1,  # the smallest allowed value
-              ):
-    "One-line `ValueError` unless `v` is an int (not a bool) >= `low`."
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{owner}.{name} must be an int >= {low}, got {v!r}")
-
-
 class JSONConfig:
     "`to_dict`/`from_dict` for a frozen dataclass of JSON values (unknown keys are an error)."
     def to_dict(self) -> dict:
