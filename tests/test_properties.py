@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
@@ -24,8 +24,10 @@ from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.inpaint import et_inpaint, read_photo
 from energy_transformer.patches import Patcher, mask_count, random_masks
 
-FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-SLOW = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same examples on every run, so that a red CI names a real regression, not a new draw
+FAST = settings(max_examples=15, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SLOW = settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 def finite_or_clear_error(f):
@@ -50,6 +52,7 @@ betas = st.floats(1e-3, 1e5, allow_nan=False)
 
 @FAST
 @given(K=st.integers(1, 6), D=st.integers(1, 24), beta=betas, seed=st.integers(0, 2**16))
+@example(K=6, D=11, beta=3.0, seed=1)  # a flip energy of 8e3 out of terms of 1e14: float32 cancellation
 def test_exponential_flip_energies_at_any_beta(K, D, beta, seed):
     rng = np.random.default_rng(seed)
     Xi, s = np.where(rng.random((K, D)) < 0.5, 1.0, -1.0), np.where(rng.random(D) < 0.5, 1.0, -1.0)
@@ -62,8 +65,12 @@ def test_exponential_flip_energies_at_any_beta(K, D, beta, seed):
     assert not np.isnan(direct).any()
     with np.errstate(over="ignore", invalid="ignore"):  # float64 reference of -sum e^{beta m} (e^{beta dm} - 1)
         ref_direct = -(np.exp(beta * m) * np.expm1(beta * dm)).sum(-1)
+        S = np.exp(beta * m).sum()
     ok = np.isfinite(ref_direct) & (np.abs(ref_direct) < 1e30)  # where float32 can hold it
-    np.testing.assert_allclose(direct[ok], ref_direct[ok], rtol=1e-3, atol=1e-30)
+    # forward-error bound of float32: the energy is S = sum e^{beta m}, formed from exponents of size beta |m|, so a
+    # difference of two such energies is known to S * eps * beta |m| at best (the direct form is ill-conditioned)
+    atol = 8 * np.finfo(np.float32).eps * S * max(1.0, beta * np.abs(m).max())
+    np.testing.assert_allclose(direct[ok], ref_direct[ok], rtol=1e-3, atol=atol)
 
 
 @FAST
