@@ -25,7 +25,7 @@ import jax  # noqa: E402
 from equal_time import train_for_seconds  # noqa: E402
 
 from energy_transformer.image import ImageEnergyTransformer  # noqa: E402
-from energy_transformer.image_training import preset  # noqa: E402
+from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
 
 
 def run(seconds: float, ks: list[int], final_eval_size: int = 2000) -> dict:
@@ -36,8 +36,9 @@ def run(seconds: float, ks: list[int], final_eval_size: int = 2000) -> dict:
         kw = () if k is None else (("backprop_steps", k),)
         name = "exact" if k is None else f"last {k} of {mc.T} steps"
         t0 = time.time()
-        _, log, rate = train_for_seconds(lambda: ImageEnergyTransformer(mc, key=jax.random.PRNGKey(tc.seed)), task, tc,
-                                         seconds, descend_kw=kw)
+        train = lambda tc, kw=kw, **k: train_inpainting(ImageEnergyTransformer(mc, key=jax.random.PRNGKey(tc.seed)), task, tc,
+                                                        progress=False, descend_kw=kw, **k)
+        _, log, rate = train_for_seconds(train, tc, seconds)
         steps = log["train_config"]["steps"]
         rows[name] = dict(backprop_steps=k, steps_per_s=rate, steps=steps, wall_s=round(time.time() - t0, 1),  # with the probe
                           train_s=round(log["train_time_s"], 1), final_loss=log["history"][-1]["loss"],

@@ -8,9 +8,10 @@
 Sections: (1) float32 matmul roof, (2) ET descent step (analytic FLOPs, fraction of the roof, closed form vs
 autograd), (3) training step (naive autograd-of-autograd vs closed form + remat: time and memory, memory vs T),
 (4) softmax vs taylor attention per descent step, (5) batched dense exponential recall, (6) inpainting quality
-at 50% masking, (7) cached vs recomputed text generation. Machines are shared and noisy: ratios measured side
-by side are more telling than absolutes,
-and the load average is recorded next to every section.
+at 50% masking, (7) cached vs recomputed text generation, (8) time to quality against a parameter-matched
+transformer, read from the files of `benchmarks/time_to_quality.py` (minutes of training each). Machines are
+shared and noisy: ratios measured side by side are more telling than absolutes, and the load average is recorded
+next to every section.
 """
 from __future__ import annotations
 
@@ -367,6 +368,25 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
     return dict(rows=rows, load=load())
 
 
+# ------------------------------------------------------------------------------------- time to quality
+TTQ_FILES = {"image": "time_to_quality.json", "language": "time_to_quality_language.json"}
+
+
+def bench_time_to_quality(results: Path) -> dict:
+    """Quality after equal CPU time, ET vs the parameter-matched transformer: read from the files that
+    `benchmarks/time_to_quality.py` writes (minutes of training each, longer than this script's budget)."""
+    out = {}
+    for task, name in TTQ_FILES.items():
+        f = results / name
+        if not f.is_file(): continue
+        r = json.loads(f.read_text())
+        metric = "test_masked_mse" if task == "image" else "test_bpc"
+        out[task] = dict(source=f"benchmarks/results/{name}", seconds_each=r["seconds_each"], metric=metric,
+                         models={k: dict(n_params=m["n_params"], steps=m["steps"], steps_per_s=m["steps_per_s"],
+                                         value=m[metric]) for k, m in r["models"].items()})
+    return out
+
+
 # ------------------------------------------------------------------------------------------- reporting
 def _mib(b): return f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 2**10:.0f} KiB"
 def _ms(t): return f"{t * 1e3:.3g} ms"
@@ -428,6 +448,12 @@ def table(r: dict) -> list[list[str]]:
     if g: rows.append([f"generation, {g['model']}: {g['new_chars']} characters up to context {g['context']}, cached / recomputed",
                        f"{g['speedup']:.1f}x ({g['cached_chars_per_s']:.0f} vs {g['recompute_chars_per_s']:.0f} chars/s)",
                        f">= {GOALS['generation_speedup']:.0f}x", _yes(g["speedup"] >= GOALS["generation_speedup"])])
+    for task, q in r.get("time_to_quality", {}).items():
+        what = "inpainting, masked MSE" if task == "image" else "language, test bits per character"
+        et, tf = q["models"]["ET"], q["models"]["matched transformer"]
+        rows.append([f"time to quality, {what} after {q['seconds_each']:.0f} s of training each ({q['source']})",
+                     f"ET {et['value']:.4g} ({et['steps']} steps, {et['n_params']:,} parameters) vs matched transformer "
+                     f"{tf['value']:.4g} ({tf['steps']} steps, {tf['n_params']:,} parameters)", "", ""])
     return rows
 
 
@@ -437,11 +463,32 @@ def markdown(r: dict) -> str:
             f"load average {m['load_start']} at the start, {m['load_end']} at the end"
             f"{' (quick settings)' if r['quick'] else ''}. Medians of several repeats after a warm-up.\n\n")
     for u in r.get("updates", []):  # sections refreshed later with --only
+        if set(u["sections"]) <= {"time_to_quality"}:  # nothing timed: read from the files of time_to_quality.py
+            head += f"Updated {u['date']} (time_to_quality): read from the files `benchmarks/time_to_quality.py` writes.\n\n"
+            continue
         head += (f"Re-measured {u['date']} ({', '.join(u['sections'])}): load average {u['load_start']} at the start, "
                  f"{u['load_end']} at the end; those rows replace the first run's.\n\n")
     lines = ["| measure | value | goal | met? |", "|---|---|---|---|"]
     lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in table(r)]
     return head + "\n".join(lines) + "\n"
+
+
+INDEX = ROOT / "nbs" / "index.ipynb"
+INDEX_MARK = "<!-- written by benchmarks/run.py from benchmarks/results/bench.json -->"
+
+
+def index_table(md: str) -> str:
+    "The index notebook's benchmark cell for a bench.md text: the marker line, then the text"
+    return f"{INDEX_MARK}\n\n{md.rstrip()}"
+
+
+def write_index(md: str, index: Path = INDEX) -> None:
+    "Put bench.md's text into the index notebook (the README and the site's home page), in the cell that starts with the marker"
+    nb = json.loads(index.read_text())
+    cells = [c for c in nb["cells"] if "".join(c["source"]).startswith(INDEX_MARK)]
+    if len(cells) != 1: raise ValueError(f"{index} must have exactly one cell starting with {INDEX_MARK!r}, found {len(cells)}")
+    cells[0]["source"] = index_table(md).splitlines(True)
+    index.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
 def machine() -> dict:
@@ -463,7 +510,7 @@ def _finite(x, path="") -> list[str]:
     return []
 
 
-SECTIONS = ("roof", "descent", "training", "attention", "dense", "quality", "generation")
+SECTIONS = ("roof", "descent", "training", "attention", "dense", "quality", "generation", "time_to_quality")
 
 
 def main(argv=None):
@@ -505,6 +552,8 @@ def main(argv=None):
     if "generation" in only:
         log("generation"); r["generation"] = bench_generation(a.quick)
         log(f"  cached / recomputed: {r['generation']['speedup']:.1f}x")
+    if "time_to_quality" in only:
+        r["time_to_quality"] = bench_time_to_quality(ROOT / "benchmarks" / "results")
     r["machine"]["load_end"] = load()
     r["wall_s"] = time.perf_counter() - t_start
     bad = _finite(r)
@@ -521,6 +570,8 @@ def main(argv=None):
     (out / "bench.json").write_text(json.dumps(r, indent=1, default=float) + "\n")
     md = markdown(r) if only == set(SECTIONS) else "partial run (--only): see bench.json\n"
     (out / "bench.md").write_text(md)
+    if only == set(SECTIONS) and not a.quick and out.resolve() == (ROOT / "benchmarks" / "results").resolve():
+        write_index(md)  # `make site` then writes the README from it
     print(md)
     log(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
 

@@ -1,13 +1,17 @@
 #!/usr/bin/env python
-"""Time to quality: masked-image error against CPU seconds of training, for the image ET and a transformer MAE
-with the same parameter count (`image.matched_mae`), trained the same way.
+"""Time to quality: held-out error against CPU seconds of training, for an ET and a transformer with the same
+parameter count, trained the same way, on image inpainting or on language modelling.
 
-    python benchmarks/time_to_quality.py [--seconds 240]
+    python benchmarks/time_to_quality.py [--task image|language] [--seconds 240]
 
 Each model gets the same CPU time: its throughput is measured on a short run, then a fresh model is trained with a
-full learning-rate schedule of as many steps as fit in `--seconds`. The masked MSE on 500 held-out test images
-is recorded at eight points of training (evaluation time is not counted), the final one on 2,000 test images.
-Writes results/time_to_quality.json.
+full learning-rate schedule of as many steps as fit in `--seconds`, evaluated at eight points of training
+(evaluation time is not counted).
+- image: Fashion-MNIST, the image ET against `image.matched_mae`; masked MSE at 50% masking on 500 held-out test
+  images during training, on 2,000 at the end. Writes results/time_to_quality.json.
+- language: the King James Bible, the causal ET `kjv_ar` against `kjv_ar_transformer` (the same recipe); bits per
+  character on 60,000 characters of the validation books during training and on the first 60,000 characters of
+  the test books at the end. Writes results/time_to_quality_language.json.
 """
 from __future__ import annotations
 
@@ -27,7 +31,9 @@ from equal_time import train_for_seconds  # noqa: E402
 
 from energy_transformer.core import count_params  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
-from energy_transformer.image_training import preset  # noqa: E402
+from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
+from energy_transformer.kjv import lm_evaluator, lm_preset, train_language_model  # noqa: E402
+from energy_transformer.text import CharVocab, kjv_splits  # noqa: E402
 
 
 def run(seconds: float, final_eval_size: int = 2000) -> dict:
@@ -37,7 +43,8 @@ def run(seconds: float, final_eval_size: int = 2000) -> dict:
               "matched transformer": lambda: TransformerMAE(matched_mae(mc), key=jax.random.PRNGKey(tc.seed))}
     rows = {}
     for name, make in makers.items():
-        model, log, rate = train_for_seconds(make, task, tc, seconds)
+        train = lambda tc, make=make, **k: train_inpainting(make(), task, tc, progress=False, **k)
+        model, log, rate = train_for_seconds(train, tc, seconds)
         steps = log["train_config"]["steps"]
         rows[name] = dict(n_params=count_params(model), steps_per_s=rate, steps=steps, train_s=round(log["train_time_s"], 1),
                           curve=[dict(step=e["step"], time_s=e["time_s"], masked_mse=e["mse"]) for e in log["evals"]],
@@ -48,14 +55,33 @@ def run(seconds: float, final_eval_size: int = 2000) -> dict:
                 test_images=final_eval_size, mask_ratio=task.mask_ratio, models=rows)
 
 
+def run_language(seconds: float, test_chars: int = 60_000) -> dict:
+    splits = kjv_splits()
+    chars = CharVocab.from_text("".join(splits.values())).chars
+    rows = {}
+    for name, preset_name in (("ET", "kjv_ar"), ("matched transformer", "kjv_ar_transformer")):
+        _, mc, tc = lm_preset(preset_name, chars)
+        train = lambda tc, preset_name=preset_name, **k: train_language_model(preset_name, tc=tc, progress=False, **k)
+        model, log, rate = train_for_seconds(train, tc, seconds)
+        rows[name] = dict(preset=preset_name, n_params=count_params(model), steps_per_s=rate,
+                          steps=log["train_config"]["steps"], train_s=round(log["train_time_s"], 1),
+                          curve=[dict(step=e["step"], time_s=e["time_s"], valid_bpc=e["bpc"]) for e in log["evals"]],
+                          test_bpc=round(lm_evaluator(splits["test"], mc, test_chars)(model)["bpc"], 4))
+        print(name, {k: v for k, v in rows[name].items() if k != "curve"}, flush=True)
+    return dict(task="language", batch=tc.batch_size, context=mc.N, seconds_each=seconds, valid_chars=60_000,
+                test_chars=test_chars, models=rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", choices=("image", "language"), default="image")
     ap.add_argument("--seconds", type=float, default=240)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     a = ap.parse_args(argv)
-    r = run(a.seconds)
+    r = run(a.seconds) if a.task == "image" else run_language(a.seconds)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-    (out / "time_to_quality.json").write_text(json.dumps(r, indent=1) + "\n")
+    name = "time_to_quality.json" if a.task == "image" else "time_to_quality_language.json"
+    (out / name).write_text(json.dumps(r, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -73,6 +73,7 @@ class ClassifierConfig:
     "An image classifier: geometry, class names, the energy's sizes and the descent (frozen, JSON round-trips)"
     image_shape: tuple[int, int, int] = (1, 28, 28) # (C, Hpx, Wpx) of one image
     patch_size: int = 4 # p: N = (Hpx / p)(Wpx / p) patches
+    stem: int = 0 # channels of a 3 x 3 convolution (with GELU) that the patches are cut from (0: the pixels themselves)
     classes: tuple[str, ...] = FASHION_MNIST_CLASSES # class names, one per label
     et: ETConfig = field(default_factory=lambda: ETConfig(D=64, H=4, Y=16, M=256)) # the energy (a transformer: D, H, Y, MLP M)
     alpha: float = 0.5 # descent step size
@@ -83,8 +84,10 @@ class ClassifierConfig:
         object.__setattr__(self, "classes", tuple(str(c) for c in self.classes))
         Patcher(self.image_shape, self.patch_size)  # validates the geometry
         if len(self.classes) < 2: raise ValueError(f"ClassifierConfig.classes needs at least 2 names, got {self.classes}")
-        if isinstance(self.T, bool) or not isinstance(self.T, (int, np.integer)) or self.T < 0:
-            raise ValueError(f"ClassifierConfig.T must be an int >= 0, got {self.T!r}")
+        for name in ("T", "stem"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"ClassifierConfig.{name} must be an int >= 0, got {v!r}")
         if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha > 0):
             raise ValueError(f"ClassifierConfig.alpha must be a finite number > 0, got {self.alpha!r}")
 
@@ -103,20 +106,27 @@ class ClassifierConfig:
 
 # %% ../nbs/06_classification.ipynb #18192fa4
 class PatchEmbedding(eqx.Module):
-    "Patches of one image to token states: linear map with bias, a learned CLS token first, learned positions added"
-    W: Float[Array, "Z D"] # patch embedding
+    "One image to token states: optional convolution stem, patches mapped linearly, learned CLS token first, positions added"
+    stem: eqx.nn.Conv2d | None # 3 x 3 convolution, C -> `config.stem` channels (None: patches of the pixels)
+    W: Float[Array, "Z D"] # patch embedding (Z = channels p p)
     b: Float[Array, "D"]
     cls: Float[Array, "D"] # the CLS token (row 0)
     pos: Float[Array, "N+1 D"] # position embeddings, CLS at row 0
+    patcher: Patcher = eqx.field(static=True) # cuts the stem's feature maps (or the image) into N patches
 
-    def __init__(self, Z: int, N: int, D: int, # patch size in pixels, patches, token dimension
-                 *, key: PRNGKeyArray):
+    def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
         kw, kc, kp = jax.random.split(key, 3)
+        C, Hpx, Wpx = config.image_shape
+        c, D = config.stem, config.et.D
+        self.stem = eqx.nn.Conv2d(C, c, 3, padding=1, key=jax.random.fold_in(key, 1)) if c else None
+        self.patcher = Patcher((c or C, Hpx, Wpx), config.patch_size)
+        Z, N = self.patcher.Z, self.patcher.N
         self.W, self.b = jax.random.normal(kw, (Z, D)) / math.sqrt(Z), jnp.zeros(D)
         self.cls, self.pos = 0.02 * jax.random.normal(kc, (D,)), 0.02 * jax.random.normal(kp, (N + 1, D))
 
-    def __call__(self, tokens: Float[Array, "N Z"]) -> Float[Array, "N+1 D"]:
-        return jnp.concatenate([self.cls[None], tokens @ self.W + self.b]) + self.pos
+    def __call__(self, image: Float[Array, "C Hpx Wpx"]) -> Float[Array, "N+1 D"]:
+        h = image if self.stem is None else jax.nn.gelu(self.stem(image))
+        return jnp.concatenate([self.cls[None], self.patcher.tokenify(h) @ self.W + self.b]) + self.pos
 
 class ClassHead(eqx.Module):
     "The CLS token's final state to class logits: layer norm, then a linear map"
@@ -184,7 +194,7 @@ class AbstractTokenClassifier(AbstractClassifier):
               ) -> Float[Array, "K"]:
         "Class logits of one image: embed, mix, read the CLS token"
         self._check_one(image)
-        return self.head(self.mix(self.embed(self.config.patcher.tokenify(image)), T)[0])
+        return self.head(self.mix(self.embed(image), T)[0])
 
 # %% ../nbs/06_classification.ipynb #29c9425f
 class ETClassifier(AbstractTokenClassifier):
@@ -198,8 +208,8 @@ class ETClassifier(AbstractTokenClassifier):
 
     def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
         ke, kt, kh = jax.random.split(key, 3)
-        c = config; pt = c.patcher
-        self.embed, self.head = PatchEmbedding(pt.Z, pt.N, c.et.D, key=ke), ClassHead(c.et.D, c.K, key=kh)
+        c = config
+        self.embed, self.head = PatchEmbedding(c, key=ke), ClassHead(c.et.D, c.K, key=kh)
         self.et, self.lnorm = EnergyTransformer(c.et, key=kt), EnergyLayerNorm(c.et.D)
         self.alpha, self.config = jnp.asarray(c.alpha, float_dtype()), c
 
@@ -210,7 +220,8 @@ class ETClassifier(AbstractTokenClassifier):
                 *, T: int | None = None, # descent steps (default: config.T)
                ) -> tuple[Float[Array, "K"], Trajectory]:
         "Logits of one image and the energies of its descent at every step"
-        x = self.embed(self.config.patcher.tokenify(image))
+        self._check_one(image)
+        x = self.embed(image)
         x, tr = core.descend_recorded(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T)
         return self.head(x[0]), tr
 
@@ -223,8 +234,8 @@ class ViTClassifier(AbstractTokenClassifier):
 
     def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
         ke, kb, kh = jax.random.split(key, 3)
-        c = config; pt = c.patcher
-        self.embed, self.head = PatchEmbedding(pt.Z, pt.N, c.et.D, key=ke), ClassHead(c.et.D, c.K, key=kh)
+        c = config
+        self.embed, self.head = PatchEmbedding(c, key=ke), ClassHead(c.et.D, c.K, key=kh)
         self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb)
         self.config = c
 

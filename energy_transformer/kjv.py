@@ -84,22 +84,23 @@ def lm_evaluator(text: str, # held-out text
 
 def train_language_model(name: str, # a preset of `lm_preset`
                          out: str | os.PathLike | None = None, # folder for <name>.npz/.json (None: no files)
-                         *, steps: int | None = None, # override the preset's steps
+                         *, tc: TrainConfig | None = None, # replaces the preset's training settings
                          resume: bool = False, progress: bool = True,
+                         stop_at: int | None = None, # stop after this step as if interrupted (see `fit`)
                          valid_chars: int = 60_000, # validation characters scored at each evaluation
                         ) -> tuple[eqx.Module, dict]:
     "Train a preset on the training books, evaluating bits per character on the validation books"
     splits = kjv_splits()
     chars = CharVocab.from_text("".join(splits.values())).chars
-    cls, mc, tc = lm_preset(name, chars)
-    if steps is not None: tc = replace(tc, steps=steps)
+    cls, mc, preset_tc = lm_preset(name, chars)
+    tc = preset_tc if tc is None else tc
     model = cls(mc, key=jax.random.key(tc.seed))
     ids = mc.vocab.encode(splits["train"])
     width = mc.N + 1 if mc.objective == "ar" else mc.N
     loss = ar_loss if mc.objective == "ar" else mlm_loss
     return fit(model, loss, window_stream(ids, width, tc.batch_size, seed=tc.seed), tc,
                evaluate=lm_evaluator(splits["valid"], mc, valid_chars), out=out, name=name, resume=resume,
-               progress=progress, meta=dict(preset=name, task="language"))
+               progress=progress, stop_at=stop_at, meta=dict(preset=name, task="language"))
 
 # %% ../nbs/09_kjv.ipynb #5f05a01f
 def language_quality(models: dict[str, eqx.Module], # name -> trained model

@@ -1,4 +1,5 @@
 """The benchmark script runs end to end on tiny settings and writes complete results (no timing assertions)."""
+import importlib.util
 import json
 import math
 import subprocess
@@ -51,3 +52,24 @@ def test_quick_benchmark_end_to_end(tmp_path):
     assert all(l.count("|") == 5 for l in lines)
     for phrase in ("matmul roof", "descent step", "training step", "taylor", "dense exponential recall", "inpainting"):
         assert phrase in md, phrase
+
+
+def _run_module():
+    "benchmarks/run.py as a module (it is a script, not part of the package)"
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_readme_table_is_the_shipped_bench_json():
+    "bench.md and the index notebook's table (the README's and the home page's) are what run.py renders from bench.json"
+    run = _run_module()
+    r = json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text())
+    md = run.markdown(r)
+    assert (ROOT / "benchmarks" / "results" / "bench.md").read_text() == md
+    nb = json.loads((ROOT / "nbs" / "index.ipynb").read_text())
+    cells = ["".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith(run.INDEX_MARK)]
+    assert cells == [run.index_table(md)]
+    for key in ("training", "generation", "time_to_quality"): assert key in r, key
+    assert "speedup" in r["training"] and "speedup" in r["generation"]
