@@ -463,8 +463,9 @@ def markdown(r: dict) -> str:
             f"load average {m['load_start']} at the start, {m['load_end']} at the end"
             f"{' (quick settings)' if r['quick'] else ''}. Medians of several repeats after a warm-up.\n\n")
     for u in r.get("updates", []):  # sections refreshed later with --only
-        if set(u["sections"]) <= {"time_to_quality"}:  # nothing timed: read from the files of time_to_quality.py
-            head += f"Updated {u['date']} (time_to_quality): read from the files `benchmarks/time_to_quality.py` writes.\n\n"
+        if set(u["sections"]) <= {"time_to_quality", "quality"}:  # nothing timed: read from files
+            head += (f"Updated {u['date']} ({', '.join(u['sections'])}): nothing timed, read from the shipped training logs "
+                     "and the files `benchmarks/time_to_quality.py` writes.\n\n")
             continue
         head += (f"Re-measured {u['date']} ({', '.join(u['sections'])}): load average {u['load_start']} at the start, "
                  f"{u['load_end']} at the end; those rows replace the first run's.\n\n")

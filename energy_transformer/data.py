@@ -228,12 +228,17 @@ def load_natural(split: str = "train", # "train" or "test" (crops of the held-ou
                  seed: int = 0, # the same seed gives the same crops
                  *,
                  min_std: float = 0.02, # crops with a smaller pixel std (in [0, 1] units) are redrawn
+                 photos: tuple[str, ...] | None = None, # crop only these photos of the split (default: all of them)
                 ) -> np.ndarray: # float32 (n, 3, size, size) in [0, 1]
     "Random RGB crops of the `skimage.data` photos; train and test come from disjoint photos."
     _check_split(split)
     n = NATURAL_N[split] if n is None else n
     if not isinstance(n, (int, np.integer)) or n < 0: raise ValueError(f"n must be a non-negative int, got {n!r}")
     names = NATURAL_TRAIN_PHOTOS if split == "train" else NATURAL_TEST_PHOTOS
+    if photos is not None:
+        if isinstance(photos, str) or not photos or not set(photos) <= set(names):
+            raise ValueError(f"photos must be a non-empty tuple of {split} photos {names}, got {photos!r}")
+        names = tuple(photos)
     sources = [_photo_u8(p, s) for p in names for s in NATURAL_SCALES]
     smallest = min(min(a.shape[1:]) for a in sources)
     if not isinstance(size, (int, np.integer)) or not 1 <= size <= smallest:

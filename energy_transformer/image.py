@@ -228,6 +228,18 @@ class ImageEnergyTransformer(AbstractImageModel):
                     backprop_steps=backprop_steps)
         return self.decode(x) * sd + mu
 
+    def predict_tokens_until(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
+                             mask: Bool[Array, "N"],  # True = replaced by the MASK token
+                             *, rtol=1e-3,  # stop once a step lowers the energy by less than rtol |E|
+                             T_max: int = 100,  # and after T_max steps at the latest
+                             ) -> tuple[Float[Array, "N Z"], Int[Array, ""]]:
+        "Reconstructed patch pixels with an adaptive stop (`descend_until`), and the number of steps taken."
+        tokens, mask = self._check(tokens, mask)
+        mu, sd = self.visible_stats(tokens, mask)
+        x, steps = core.descend_until(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha,
+                                      rtol=rtol, T_max=T_max)
+        return self.decode(x) * sd + mu, steps
+
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token
                  *, T: int | None = None,  # descent steps (default: config.T)
@@ -298,14 +310,14 @@ def descent_quality(model: "ImageEnergyTransformer",  # a trained image model
                     mask: np.ndarray,  # B x N, True = hidden
                     T: int,  # descent steps (may exceed the trained `config.T`)
                     ) -> dict[str, np.ndarray]:
-    "Masked-patch MSE and energy (means over the images) after every descent step `0..T`."
+    "Masked-patch MSE, energy and gradient norm |dE/dg| (means over the images) after every descent step `0..T`."
     pt = model.patcher
     run = eqx.filter_jit(jax.vmap(lambda m, x, k: m(x, k, T=T, record=True, keep_images=True)[1], in_axes=(None, 0, 0)))
     tr = run(model, jnp.asarray(images), jnp.asarray(mask, bool))
     tokens = pt.tokenify(np.asarray(images))
     mse = np.stack([masked_mse(pt.tokenify(np.asarray(tr.images[:, s])), tokens, mask) for s in range(tr.images.shape[1])], 1)
     return dict(step=np.asarray(tr.step[0]), mse=mse.mean(0), energy=np.asarray(tr.e_total).mean(0),
-                monotone=bool((np.diff(np.asarray(tr.e_total), axis=1) <= 0).all()))
+                grad_norm=np.asarray(tr.grad_norm).mean(0), monotone=bool((np.diff(np.asarray(tr.e_total), axis=1) <= 0).all()))
 
 # %% ../nbs/02_image_inpainting.ipynb #inp026
 def decode_memories(model: "ImageEnergyTransformer",  # a trained image model
