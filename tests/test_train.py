@@ -1,4 +1,4 @@
-"""Training: resume exactness, checkpoint errors, patch round trips, the et-train command end to end."""
+"""Training: resume exactness, checkpoint errors, patch round trips, the et-train command end to end; the adaptive stop."""
 import json
 import os
 import subprocess
@@ -162,3 +162,17 @@ def test_et_train_cli(tmp_path):
     r = subprocess.run([*et_train_command(tmp_path), "huge",
                         "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode != 0 and "unknown preset 'huge'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_adaptive_stop_bounds():
+    "predict_tokens_until: rtol = 0 never stops early (T_max steps, the fixed descent's fill); a huge rtol stops after one step"
+    m = ImageEnergyTransformer(ImageETConfig.tiny(), key=jax.random.PRNGKey(0))
+    rng = np.random.default_rng(0)
+    tokens = rng.random((m.config.N, m.config.Z)).astype(np.float32)
+    mask = np.arange(m.config.N) % 2 == 0
+    out, steps = m.predict_tokens_until(tokens, mask, rtol=0.0, T_max=7)
+    assert int(steps) == 7
+    np.testing.assert_allclose(out, m.predict_tokens(tokens, mask, T=7), atol=1e-5)
+    out1, steps1 = m.predict_tokens_until(tokens, mask, rtol=1e9, T_max=7)
+    assert int(steps1) == 1
+    np.testing.assert_allclose(out1, m.predict_tokens(tokens, mask, T=1), atol=1e-5)
