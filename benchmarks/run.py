@@ -463,7 +463,7 @@ def markdown(r: dict) -> str:
             f"load average {m['load_start']} at the start, {m['load_end']} at the end"
             f"{' (quick settings)' if r['quick'] else ''}. Medians of several repeats after a warm-up.\n\n")
     for u in r.get("updates", []):  # sections refreshed later with --only
-        if set(u["sections"]) <= {"time_to_quality", "quality"}:  # nothing timed: read from files
+        if set(u["sections"]) <= UNTIMED:
             head += (f"Updated {u['date']} ({', '.join(u['sections'])}): nothing timed, read from the shipped training logs "
                      "and the files `benchmarks/time_to_quality.py` writes.\n\n")
             continue
@@ -512,6 +512,7 @@ def _finite(x, path="") -> list[str]:
 
 
 SECTIONS = ("roof", "descent", "training", "attention", "dense", "quality", "generation", "time_to_quality")
+UNTIMED = {"quality", "time_to_quality"}  # sections that time nothing: read from shipped logs and result files
 
 
 def main(argv=None):

@@ -59,7 +59,7 @@ def run_language(seconds: float, test_chars: int = 60_000) -> dict:
     splits = kjv_splits()
     chars = CharVocab.from_text("".join(splits.values())).chars
     rows = {}
-    for name, preset_name in (("ET", "kjv_ar"), ("matched transformer", "kjv_ar_transformer")):
+    for name, preset_name in (("ET", "kjv_ar"), ("matched transformer", "kjv_ar_transformer")):  # the same recipe
         _, mc, tc = lm_preset(preset_name, chars)
         train = lambda tc, preset_name=preset_name, **k: train_language_model(preset_name, tc=tc, progress=False, **k)
         model, log, rate = train_for_seconds(train, tc, seconds)

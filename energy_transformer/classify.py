@@ -23,7 +23,7 @@ from skimage.transform import resize
 
 from . import core
 from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
-from .checks import as_unit_images, float_dtype
+from .checks import as_unit_images, check_int, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
 from .data import load_fashion_mnist, load_mnist
 from .inpaint import read_photo
@@ -84,10 +84,7 @@ class ClassifierConfig:
         object.__setattr__(self, "classes", tuple(str(c) for c in self.classes))
         Patcher(self.image_shape, self.patch_size)  # validates the geometry
         if len(self.classes) < 2: raise ValueError(f"ClassifierConfig.classes needs at least 2 names, got {self.classes}")
-        for name in ("T", "stem"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"ClassifierConfig.{name} must be an int >= 0, got {v!r}")
+        for name in ("T", "stem"): check_int("ClassifierConfig", name, getattr(self, name), low=0)
         if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha > 0):
             raise ValueError(f"ClassifierConfig.alpha must be a finite number > 0, got {self.alpha!r}")
 
@@ -298,8 +295,7 @@ def labelled_batches(split: Split, # the training split
     "batches(start_step) -> an endless iterator of (images, labels), a pure function of seed and step (resumable)"
     n = len(split)
     if not 1 <= batch_size <= n: raise ValueError(f"batch_size must be in [1, {n}], got {batch_size}")
-    if isinstance(shift, bool) or not isinstance(shift, int) or shift < 0:
-        raise ValueError(f"shift must be an int >= 0, got {shift!r}")
+    check_int("labelled_batches", "shift", shift, low=0)
     per_epoch = n // batch_size
     H, W = split.images.shape[-2:]
 

@@ -221,12 +221,16 @@ class ImageEnergyTransformer(AbstractImageModel):
                        backprop_steps: int | None = None,  # differentiate only the last k descent steps (see `descend`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
+        run = lambda x: (descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T, remat=remat,
+                                 grad=jax.grad(self.et.energy) if autograd else None, backprop_steps=backprop_steps), None)
+        return self._fill(tokens, mask, run)[0]
+
+    def _fill(self, tokens, mask, run):
+        "Normalise by the visible pixels, encode, `run(x) -> (x, extra)` on the token states, decode: (pixels, extra)"
         tokens, mask = self._check(tokens, mask)
         mu, sd = self.visible_stats(tokens, mask)
-        x = descend(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha,
-                    T=self.config.T if T is None else T, remat=remat, grad=jax.grad(self.et.energy) if autograd else None,
-                    backprop_steps=backprop_steps)
-        return self.decode(x) * sd + mu
+        x, extra = run(self.encode((tokens - mu) / sd, mask))
+        return self.decode(x) * sd + mu, extra
 
     def predict_tokens_until(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                              mask: Bool[Array, "N"],  # True = replaced by the MASK token
@@ -234,11 +238,8 @@ class ImageEnergyTransformer(AbstractImageModel):
                              T_max: int = 100,  # and after T_max steps at the latest
                              ) -> tuple[Float[Array, "N Z"], Int[Array, ""]]:
         "Reconstructed patch pixels with an adaptive stop (`descend_until`), and the number of steps taken."
-        tokens, mask = self._check(tokens, mask)
-        mu, sd = self.visible_stats(tokens, mask)
-        x, steps = core.descend_until(self.et, self.lnorm, self.encode((tokens - mu) / sd, mask), alpha=self.alpha,
-                                      rtol=rtol, T_max=T_max)
-        return self.decode(x) * sd + mu, steps
+        return self._fill(tokens, mask, lambda x: core.descend_until(self.et, self.lnorm, x, alpha=self.alpha, rtol=rtol,
+                                                                      T_max=T_max))
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token
