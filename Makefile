@@ -58,6 +58,7 @@ lab: setup
 	$(BIN)/jupyter lab nbs/
 
 bench: setup
+	$(PY) benchmarks/variants.py
 	$(PY) benchmarks/run.py
 
 clean:

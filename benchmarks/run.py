@@ -6,8 +6,9 @@
     python benchmarks/run.py --recompute-quality # re-evaluate the shipped checkpoints instead of reading their logs
 
 Sections: (1) float32 matmul roof, (2) ET descent step (analytic FLOPs, fraction of the roof, closed form vs
-autograd), (3) training step (naive autograd-of-autograd vs closed form + remat: time and memory, memory vs T),
-(4) softmax vs taylor attention per descent step, (5) batched dense exponential recall, (6) inpainting quality
+autograd), (3) training step (naive autograd-of-autograd vs closed form + remat: time and memory, memory vs T), and every
+candidate for a faster training gradient, read from the file `benchmarks/variants.py` writes (`make bench` runs it
+first), (4) softmax vs taylor attention per descent step, (5) batched dense exponential recall, (6) inpainting quality
 at 50% masking, (7) cached vs recomputed text generation, (8) time to quality against a parameter-matched
 transformer, read from the files of `benchmarks/time_to_quality.py` (minutes of training each). Machines are
 shared and noisy: ratios measured side by side are more telling than absolutes, and the load average is recorded
@@ -387,6 +388,25 @@ def bench_time_to_quality(results: Path) -> dict:
     return out
 
 
+def bench_training_candidates(results: Path) -> dict:
+    """Every candidate for a faster training gradient, timed side by side in one run of `benchmarks/variants.py`
+    (`make bench` runs it first): time and temporary memory against the naive path, XLA's FLOP count, and the
+    cosine of each gradient to the exact one."""
+    f = results / "variants.json"
+    if not f.is_file(): return {}
+    rows = json.loads(f.read_text())
+    naive = next(r for r in rows if r["mode"] == "naive")
+    for r in rows:
+        r.update(speedup=naive["s"] / r["s"], memory_ratio=naive["temp_bytes"] / r["temp_bytes"],
+                 flop_ratio=r["gflop"] / naive["gflop"])
+    exact = [r for r in rows if r["cos_to_exact"] > 0.9999]
+    approx = [r for r in rows if r["cos_to_exact"] <= 0.9999]
+    pick = lambda rs: max(rs, key=lambda r: r["speedup"])["mode"] if rs else None
+    return dict(source="benchmarks/results/variants.json", T=naive["T"], batch=naive["batch"], rows=rows,
+                best_exact=pick(exact), best_approximate=pick(approx),
+                exact_flop_ratio_range=[min(r["flop_ratio"] for r in exact), max(r["flop_ratio"] for r in exact)])
+
+
 # ------------------------------------------------------------------------------------------- reporting
 def _mib(b): return f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 2**10:.0f} KiB"
 def _ms(t): return f"{t * 1e3:.3g} ms"
@@ -448,6 +468,20 @@ def table(r: dict) -> list[list[str]]:
     if g: rows.append([f"generation, {g['model']}: {g['new_chars']} characters up to context {g['context']}, cached / recomputed",
                        f"{g['speedup']:.1f}x ({g['cached_chars_per_s']:.0f} vs {g['recompute_chars_per_s']:.0f} chars/s)",
                        f">= {GOALS['generation_speedup']:.0f}x", _yes(g["speedup"] >= GOALS["generation_speedup"])])
+    c = r.get("training_candidates")
+    if c:
+        by = {x["mode"]: x for x in c["rows"]}
+        b, lo, hi = by[c["best_exact"]], *c["exact_flop_ratio_range"]
+        n_exact = sum(x["cos_to_exact"] > 0.9999 for x in c["rows"])
+        rows.append([f"training step, every exact-gradient candidate (B = {c['batch']}, T = {c['T']}; {c['source']}): "
+                     "best / naive time",
+                     f"{b['speedup']:.2f}x ({c['best_exact']}, temp memory {b['memory_ratio']:.1f}x less); XLA counts "
+                     f"{lo:.2f}x to {hi:.2f}x the naive path's FLOPs for all {n_exact} of them",
+                     f">= {GOALS['train_speedup']}x", _yes(b["speedup"] >= GOALS["train_speedup"])])
+        if c["best_approximate"]:
+            a_ = by[c["best_approximate"]]
+            rows.append([f"training step, approximate gradient ({c['best_approximate']}): time / naive",
+                         f"{a_['speedup']:.2f}x, cosine {a_['cos_to_exact']:.3f} to the exact gradient", "", ""])
     for task, q in r.get("time_to_quality", {}).items():
         what = "inpainting, masked MSE" if task == "image" else "language, test bits per character"
         et, tf = q["models"]["ET"], q["models"]["matched transformer"]
@@ -511,8 +545,9 @@ def _finite(x, path="") -> list[str]:
     return []
 
 
-SECTIONS = ("roof", "descent", "training", "attention", "dense", "quality", "generation", "time_to_quality")
-UNTIMED = {"quality", "time_to_quality"}  # sections that time nothing: read from shipped logs and result files
+SECTIONS = ("roof", "descent", "training", "training_candidates", "attention", "dense", "quality", "generation",
+            "time_to_quality")
+UNTIMED = {"quality", "time_to_quality", "training_candidates"}  # nothing timed here: read from logs and result files
 
 
 def main(argv=None):
@@ -543,6 +578,8 @@ def main(argv=None):
         log("training"); r["training"] = bench_training(s)
         t = r["training"]
         log(f"  speedup {t['speedup']:.2f}x, memory {t['temp_memory_ratio']:.1f}x, flat {t['project_flatness']:.2f}x")
+    if "training_candidates" in only:
+        r["training_candidates"] = bench_training_candidates(ROOT / "benchmarks" / "results")
     if "attention" in only:
         log("attention"); r["attention"] = bench_attention(s)
         for a_ in r["attention"]["rows"]: log(f"  N = {a_['N']}: taylor {a_['taylor_speedup']:.2f}x")

@@ -15,12 +15,17 @@ trainable arrays, differing only in how the T descent steps are computed and che
 * `closed_step_remat_dots`: like `closed_step_remat`, but the matmul outputs of a step are saved
   (`jax.checkpoint_policies.dots_with_no_batch_dims_saveable`), so the backward pass recomputes only
   elementwise work;
+* `closed_fused`: like `closed_step_remat`, with the query, key and memory projections fused into one matrix
+  product in and one out (`fused_grad`), autodiff for the backward pass;
+* `closed_custom_vjp`: like `closed_fused`, with a hand-derived backward pass of the energy gradient
+  (`jax.custom_vjp`) that reuses the forward's softmax and Hopfield activations instead of recomputing them;
+* `package_fused`, `package_custom_vjp`: the package's checkpointing with those two gradients;
 * `jfb_k` (k = 1, 3): an approximate gradient in the manner of Jacobian-free backpropagation for implicit models:
   the first T - k steps run without a graph and are treated as the identity in the backward pass
   (x0 + stop_gradient(x_{T-k} - x0)), the last k steps are differentiated exactly. Its gradient is compared with
   the exact one (`cos_to_exact`).
 
-Prints a table of median time per gradient and XLA temporary memory, and writes variants.json to --out.
+Prints a table of median time per gradient, XLA temporary memory and XLA's FLOP count, and writes variants.json to --out.
 """
 from __future__ import annotations
 
@@ -42,11 +47,77 @@ import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from run import MIN_TIME, load, memory, timeit  # noqa: E402
 
-from energy_transformer.core import descend  # noqa: E402
+from energy_transformer.core import _allowed, _masked_lse_softmax, descend  # noqa: E402
 from energy_transformer.evaluate import masked_mse  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
 from energy_transformer.patches import keep_count, make_masks, mask_count  # noqa: E402
 from energy_transformer.train import trainable  # noqa: E402
+
+
+def _fused_forward(W, Xi, beta, g, Y, exclude_self, causal):
+    "Energy gradient from one fused in-projection g [Wq|Wk|Xi^T] and one out-projection, with its residuals."
+    H, D = W.shape[0], W.shape[1]
+    Wall = jnp.concatenate([W.transpose(1, 0, 2).reshape(D, -1), Xi.T], 1)  # (D, 2HY + M)
+    z = g @ Wall
+    QK = z[:, :H * 2 * Y].reshape(-1, H, 2 * Y).transpose(1, 0, 2)
+    Q, K, pre = QK[..., :Y], QK[..., Y:], z[:, H * 2 * Y:]
+    S = beta * jnp.einsum("hcy,hby->hcb", Q, K)
+    _, P = _masked_lse_softmax(S, _allowed(g.shape[0], exclude_self, causal))
+    ab = jnp.concatenate([jnp.einsum("hcb,hby->hcy", P, K), jnp.einsum("hcb,hcy->hby", P, Q)], -1)
+    h = jax.nn.relu(pre)
+    act = jnp.concatenate([ab.transpose(1, 0, 2).reshape(g.shape[0], -1), h], 1)  # (N, 2HY + M)
+    return -act @ Wall.T, (Wall, Q, K, S, P, act)
+
+
+def fused_grad(et, g):
+    "dE/dg of `et` at one token set g, through `_fused_forward` (autodiff differentiates it)."
+    W = jnp.concatenate([et.Wq, et.Wk], -1)
+    c = et.config
+    return _fused_forward(W, et.Xi, et.beta, g, c.Y, c.exclude_self, c.causal)[0]
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(4, 5, 6))
+def _grad_cvjp(W, Xi, beta, g, Y, exclude_self, causal):
+    return _fused_forward(W, Xi, beta, g, Y, exclude_self, causal)[0]
+
+
+def _grad_cvjp_fwd(W, Xi, beta, g, Y, exclude_self, causal):
+    u, (Wall, Q, K, S, P, act) = _fused_forward(W, Xi, beta, g, Y, exclude_self, causal)
+    return u, (W, Xi, beta, g, Wall, Q, K, S, P, act)
+
+
+def _grad_cvjp_bwd(Y, exclude_self, causal, res, v):
+    "Hand-derived VJP of u = -act Wall^T, act = [P K | P^T Q | relu(g Xi^T)], S = beta Q K^T, P = softmax(S)."
+    W, Xi, beta, g, Wall, Q, K, S, P, act = res
+    H, D, N = W.shape[0], W.shape[1], g.shape[0]
+    dWall = -(act.T @ v).T  # (D, 2HY + M)
+    dact = -v @ Wall  # (N, 2HY + M)
+    dab = dact[:, :H * 2 * Y].reshape(N, H, 2 * Y).transpose(1, 0, 2)
+    da, db = dab[..., :Y], dab[..., Y:]  # cotangents of a = P K (h, C, y) and b = P^T Q (h, B, y)
+    dP = jnp.einsum("hcy,hby->hcb", da, K) + jnp.einsum("hcy,hby->hcb", Q, db)
+    dK = jnp.einsum("hcb,hcy->hby", P, da)
+    dQ = jnp.einsum("hcb,hby->hcy", P, db)
+    dS = P * (dP - (dP * P).sum(-1, keepdims=True))
+    dQ = dQ + beta * jnp.einsum("hcb,hby->hcy", dS, K)
+    dK = dK + beta * jnp.einsum("hcb,hcy->hby", dS, Q)
+    dbeta = jnp.sum(dS * S) / beta
+    dpre = dact[:, H * 2 * Y:] * (act[:, H * 2 * Y:] > 0)
+    dz = jnp.concatenate([jnp.concatenate([dQ, dK], -1).transpose(1, 0, 2).reshape(N, -1), dpre], 1)
+    dg = dz @ Wall.T
+    dWall = dWall + g.T @ dz
+    dW = dWall[:, :H * 2 * Y].reshape(D, H, 2 * Y).transpose(1, 0, 2)
+    dXi = dWall[:, H * 2 * Y:].T
+    return dW, dXi, dbeta, dg
+
+
+_grad_cvjp.defvjp(_grad_cvjp_fwd, _grad_cvjp_bwd)
+
+
+def custom_vjp_grad(et, g):
+    "dE/dg of `et` at one token set g, with the hand-derived backward pass."
+    W = jnp.concatenate([et.Wq, et.Wk], -1)
+    c = et.config
+    return _grad_cvjp(W, et.Xi, et.beta, g, c.Y, c.exclude_self, c.causal)
 
 
 def _steps(model, x, T: int, mode: str):
@@ -58,6 +129,9 @@ def _steps(model, x, T: int, mode: str):
     if mode == "closed_step_remat": return scan(jax.checkpoint(step), x, T)
     if mode == "closed_step_remat_dots":
         return scan(jax.checkpoint(step, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable), x, T)
+    if mode in ("closed_fused", "closed_custom_vjp"):
+        grad = fused_grad if mode == "closed_fused" else custom_vjp_grad
+        return scan(jax.checkpoint(lambda x: x - alpha * grad(et, ln(x))), x, T)
     if mode == "closed_block_remat":
         b = max(1, int(round(math.sqrt(T)))); nb, r = divmod(T, b)
         x = scan(jax.checkpoint(lambda x: scan(step, x, b)), x, nb)
@@ -71,6 +145,10 @@ def predict(model, tokens, mask, T: int, mode: str):
                     grad=jax.grad(model.et.energy))
     elif mode == "package":
         x = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, remat=True)
+    elif mode in ("package_fused", "package_custom_vjp"):  # the package's checkpointing, another gradient
+        grad = fused_grad if mode == "package_fused" else custom_vjp_grad
+        x = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T, remat=True,
+                    grad=partial(grad, model.et))
     elif mode.startswith("jfb_"):  # the package's Jacobian-free option
         x = descend(model.et, model.lnorm, model.encode(tokens, mask), alpha=model.alpha, T=T,
                     backprop_steps=min(int(mode[4:]), T))
@@ -90,6 +168,7 @@ def loss(params, static, images, key, n_chosen, n_keep, T, mode):
 
 
 MODES = ("naive", "package", "closed_no_remat", "closed_step_remat", "closed_block_remat", "closed_step_remat_dots",
+         "closed_fused", "closed_custom_vjp", "package_fused", "package_custom_vjp",
          "jfb_1", "jfb_3")
 
 
@@ -128,9 +207,11 @@ def main(argv=None):
             grad = g(params, images)[1]
             exact = grad if mode == "naive" else exact
             cos = None if exact is None else cosine(grad, exact)
-            rows.append(dict(T=T, batch=B, mode=mode, s=t["median_s"], temp_bytes=m["temp_bytes"], cos_to_exact=cos,
-                             load=load()))
+            flops = float(comp.cost_analysis().get("flops", float("nan")))  # XLA's count for the whole gradient
+            rows.append(dict(T=T, batch=B, mode=mode, s=t["median_s"], temp_bytes=m["temp_bytes"], gflop=flops / 1e9,
+                             cos_to_exact=cos, load=load()))
             print(f"T={T:3d} {mode:24s} {t['median_s'] * 1e3:9.1f} ms  temp {m['temp_bytes'] / 2**20:8.1f} MiB  "
+                  f"{flops / 1e9:7.2f} GFLOP  "
                   f"cos {cos if cos is None else round(cos, 4)}  (load {load()})", flush=True)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     (out / ("variants_quick.json" if a.quick else "variants.json")).write_text(json.dumps(rows, indent=1) + "\n")

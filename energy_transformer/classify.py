@@ -12,12 +12,14 @@ import math
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 from skimage.transform import resize
 
@@ -273,11 +275,13 @@ class PixelMLP(AbstractClassifier):
 def classify_loss(model: AbstractClassifier, # any classifier
                   batch: tuple[Float[Array, "B C Hpx Wpx"], Int[Array, "B"]], # images and labels
                   key: PRNGKeyArray | None = None, # unused (the loss is deterministic)
+                  *, smoothing: float = 0.0, # label smoothing: the target puts smoothing/K on every class
                  ) -> Float[Array, ""]:
-    "Mean cross-entropy (nats) of the labels under the model's logits, over a batch"
+    "Mean cross-entropy (nats) of the (smoothed) labels under the model's logits, over a batch"
     images, labels = batch
-    logp = jax.nn.log_softmax(jax.vmap(model.logits)(images))
-    return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], -1))
+    logits = jax.vmap(model.logits)(images)
+    target = optax.smooth_labels(jax.nn.one_hot(labels, logits.shape[-1]), smoothing)
+    return optax.softmax_cross_entropy(logits, target).mean()
 
 def accuracy(model: AbstractClassifier, # any classifier
              split: Split, # images and labels
@@ -324,11 +328,13 @@ def fit_classifier(model: AbstractClassifier, # the initial model
                    tc: TrainConfig, # optimisation settings (steps, batch size, learning rate, ...)
                    *, flip: bool = True, # random horizontal flips of the training images
                    shift: int = 0, # random translations of up to this many pixels
+                   smoothing: float = 0.0, # label smoothing of the loss (`classify_loss`)
                    **fit_kw, # passed to `fit` (out, name, resume, progress, ...)
                   ) -> tuple[AbstractClassifier, dict]:
     "Train a classifier with the package's `fit`: validation accuracy every `tc.eval_every` steps, test accuracy once at the end"
     batches = labelled_batches(splits["train"], tc.batch_size, seed=tc.seed, flip=flip, shift=shift)
-    return fit(model, classify_loss, batches, tc, evaluate=lambda m: {"valid_accuracy": accuracy(m, splits["valid"])},
+    return fit(model, partial(classify_loss, smoothing=smoothing), batches, tc,
+               evaluate=lambda m: {"valid_accuracy": accuracy(m, splits["valid"])},
                final_evaluate=lambda m: {"test_accuracy": accuracy(m, splits["test"])}, **fit_kw)
 
 # %% ../nbs/06_classification.ipynb #504bc19b

@@ -73,3 +73,50 @@ def test_readme_table_is_the_shipped_bench_json():
     assert cells == [run.index_table(md)]
     for key in ("training", "generation", "time_to_quality"): assert key in r, key
     assert "speedup" in r["training"] and "speedup" in r["generation"]
+
+
+def test_training_gradient_candidates_are_exact():
+    "The fused and the hand-derived (custom_vjp) energy gradients of benchmarks/variants.py: value and VJP == autodiff"
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from energy_transformer.core import EnergyTransformer, ETConfig
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_variants", ROOT / "benchmarks" / "variants.py")
+    var = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(var)
+    with jax.enable_x64(True):
+        et = EnergyTransformer(ETConfig(D=16, H=2, Y=4, M=24), key=jax.random.key(0))
+        et = jax.tree.map(lambda a: a.astype(jnp.float64) if eqx.is_inexact_array(a) else a, et)
+        g = jax.random.normal(jax.random.key(1), (7, 16), jnp.float64)
+        v = jax.random.normal(jax.random.key(2), (7, 16), jnp.float64)
+        for grad in (var.fused_grad, var.custom_vjp_grad):
+            np.testing.assert_allclose(grad(et, g), et.grad(g), atol=1e-12)
+            ref = eqx.filter_grad(lambda et, g: jnp.sum(et.grad(g) * v))(et, g)  # d<dE/dg, v> by autodiff
+            got = eqx.filter_grad(lambda et, g, grad=grad: jnp.sum(grad(et, g) * v))(et, g)
+            for name in ("Wq", "Wk", "Xi", "beta"):
+                np.testing.assert_allclose(getattr(got, name), getattr(ref, name), atol=1e-10, err_msg=name)
+            dg = lambda G: jax.grad(lambda g: jnp.sum(G(g) * v))(g)
+            np.testing.assert_allclose(dg(lambda g, grad=grad: grad(et, g)), dg(et.grad), atol=1e-10)
+
+
+def test_circulant_projection_is_a_circular_correlation():
+    "benchmarks/circulant.py: its dense columns are circulant, and the FFT projection equals the dense one"
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_circulant", ROOT / "benchmarks" / "circulant.py")
+    circ = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # registered: it defines a dataclass
+    spec.loader.exec_module(circ)
+    with jax.enable_x64(True):
+        c = jax.random.normal(jax.random.key(0), (3, 8), jnp.float64)
+        g = jax.random.normal(jax.random.key(1), (5, 8), jnp.float64)
+        W = np.asarray(circ.circulant_columns(c, 4))
+        assert W.shape == (3, 8, 4) and np.array_equal(W[:, :, 0], np.asarray(c))  # column 0 is c itself
+        np.testing.assert_array_equal(W[:, 1:, 1:], W[:, :-1, :-1])  # constant along diagonals ...
+        np.testing.assert_array_equal(W[:, 0, 1:], W[:, -1, :-1])  # ... wrapping around
+        expect = np.einsum("nd,hdy->hny", np.asarray(g), W)
+        np.testing.assert_allclose(circ.circulant_project(g, c, 4), expect, atol=1e-12)
