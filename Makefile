@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 NBDEV_WORKERS ?= 2
 
-.PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean shrink
+.PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean shrink outputs
 
 ## Debian packages, .venv and the package with its dev extras (idempotent, fast when nothing changed).
 setup:
@@ -40,6 +40,11 @@ pytest: setup
 ## ruff (rule sets E, F, I, B, UP; configured in pyproject.toml).
 lint: setup
 	$(BIN)/ruff check energy_transformer tests benchmarks tools
+
+## Re-run notebooks and save their outputs (`make outputs NB="nbs/02_image_inpainting.ipynb ..."`; `#| slow` cells
+## keep theirs), then clean them and shrink their figures.
+outputs: setup
+	$(PY) tools/run_notebooks.py $(NB)
 
 ## Re-encode the notebooks' PNG figures as palette PNGs where smaller (after re-running notebooks with --save).
 shrink: setup

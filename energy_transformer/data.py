@@ -20,9 +20,10 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_MNIST_URL', 'FASHION_MNIST_FILES',
-           'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_TEST_PHOTOS', 'NATURAL_SCALES', 'NATURAL_N', 'DATASETS',
-           'read_idx', 'write_idx', 'fashion_mnist_dir', 'load_fashion_mnist', 'download_fashion_mnist', 'load_mnist',
-           'load_photo', 'load_natural', 'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
+           'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_TEST_PHOTOS', 'OUTSIDE_PHOTOS', 'NATURAL_SCALES',
+           'NATURAL_N', 'NATURAL_SPLITS', 'DATASETS', 'read_idx', 'write_idx', 'fashion_mnist_dir',
+           'load_fashion_mnist', 'download_fashion_mnist', 'load_mnist', 'load_photo', 'load_natural', 'load_images',
+           'BatchIterator', 'make_grid', 'show_image_grid']
 
 # %% ../nbs/04_data.ipynb #e4f119d0
 IDX_DTYPES: dict[int, np.dtype] = {
@@ -168,12 +169,18 @@ def load_mnist(split: str = "train", # "train" (4 000 digits) or "test" (1 000)
 NATURAL_TRAIN_PHOTOS = ("astronaut", "rocket", "immunohistochemistry", "hubble_deep_field", "retina",
                         "motorcycle", "grace_hopper", "coins", "grass", "gravel", "brick")
 NATURAL_TEST_PHOTOS = ("chelsea", "coffee", "camera")
+OUTSIDE_PHOTOS = ("china", "flower")  # scikit-learn's sample photos: never trained or tuned on
 NATURAL_SCALES = (1, 2)     # each photo at full and at half resolution
-NATURAL_N = {"train": 50_000, "test": 2_000}
+NATURAL_N = {"train": 50_000, "test": 2_000, "outside": 200}
+NATURAL_SPLITS = {"train": NATURAL_TRAIN_PHOTOS, "test": NATURAL_TEST_PHOTOS, "outside": OUTSIDE_PHOTOS}
 
 def _read_photo(name: str) -> np.ndarray:
-    "Photo `name` (H, W[, C]) as shipped by scikit-image (or, for `grace_hopper`, by matplotlib)."
+    "Photo `name` (H, W[, C]) as shipped by scikit-image (or, for `grace_hopper`, by matplotlib; `OUTSIDE_PHOTOS` by scikit-learn)."
     import skimage.data
+    if name in OUTSIDE_PHOTOS:
+        try: from sklearn.datasets import load_sample_image
+        except ImportError: raise ImportError("the outside photos ship with scikit-learn: `pip install scikit-learn`") from None
+        return load_sample_image(name + ".jpg")
     if name == "motorcycle": return skimage.data.stereo_motorcycle()[0]   # the left view
     if name == "grace_hopper":
         from matplotlib import cbook
@@ -184,8 +191,8 @@ def _read_photo(name: str) -> np.ndarray:
 @functools.cache
 def _photo_u8(name: str, scale: int = 1) -> np.ndarray:
     "Photo `name` as a read-only uint8 (3, H, W) array, downscaled by `scale` with a box filter."
-    if name not in NATURAL_TRAIN_PHOTOS + NATURAL_TEST_PHOTOS:
-        raise ValueError(f"unknown photo {name!r}; choose from {NATURAL_TRAIN_PHOTOS + NATURAL_TEST_PHOTOS}")
+    known = NATURAL_TRAIN_PHOTOS + NATURAL_TEST_PHOTOS + OUTSIDE_PHOTOS
+    if name not in known: raise ValueError(f"unknown photo {name!r}; choose from {known}")
     if not isinstance(scale, int) or scale < 1: raise ValueError(f"scale must be a positive int, got {scale!r}")
     a = _read_photo(name)
     if a.ndim == 2: a = np.repeat(a[..., None], 3, axis=-1)
@@ -197,7 +204,7 @@ def _photo_u8(name: str, scale: int = 1) -> np.ndarray:
     a.flags.writeable = False
     return a
 
-def load_photo(name: str, # a name in `NATURAL_TEST_PHOTOS` or `NATURAL_TRAIN_PHOTOS`
+def load_photo(name: str, # a name in `NATURAL_TRAIN_PHOTOS`, `NATURAL_TEST_PHOTOS` or `OUTSIDE_PHOTOS`
                scale: int = 1, # downscaling factor (`scale` x `scale` box filter)
               ) -> np.ndarray: # float32 (3, H, W) in [0, 1]
     "One whole photo of the natural-image set, e.g. a held-out one for tiled inpainting demos."
@@ -222,19 +229,19 @@ def _crops(sources: list[np.ndarray], size: int, n: int, min_std: float, rng: np
         if have == n: return out
     raise ValueError(f"could not draw {n} crops with pixel std >= {min_std}; lower min_std")
 
-def load_natural(split: str = "train", # "train" or "test" (crops of the held-out `NATURAL_TEST_PHOTOS`)
+def load_natural(split: str = "train", # "train", "test" (the held-out `NATURAL_TEST_PHOTOS`) or "outside" (`OUTSIDE_PHOTOS`)
                  size: int = 32, # crop side in pixels
-                 n: int | None = None, # number of crops; `None` -> 50 000 (train) or 2 000 (test)
+                 n: int | None = None, # number of crops; `None` -> 50 000 (train), 2 000 (test) or 200 (outside)
                  seed: int = 0, # the same seed gives the same crops
                  *,
                  min_std: float = 0.02, # crops with a smaller pixel std (in [0, 1] units) are redrawn
                  photos: tuple[str, ...] | None = None, # crop only these photos of the split (default: all of them)
                 ) -> np.ndarray: # float32 (n, 3, size, size) in [0, 1]
-    "Random RGB crops of the `skimage.data` photos; train and test come from disjoint photos."
-    _check_split(split)
+    "Random RGB crops of photos; train, test and outside come from disjoint photos."
+    if split not in NATURAL_SPLITS: raise ValueError(f"split must be one of {tuple(NATURAL_SPLITS)}, got {split!r}")
     n = NATURAL_N[split] if n is None else n
     if not isinstance(n, (int, np.integer)) or n < 0: raise ValueError(f"n must be a non-negative int, got {n!r}")
-    names = NATURAL_TRAIN_PHOTOS if split == "train" else NATURAL_TEST_PHOTOS
+    names = NATURAL_SPLITS[split]
     if photos is not None:
         if isinstance(photos, str) or not photos or not set(photos) <= set(names):
             raise ValueError(f"photos must be a non-empty tuple of {split} photos {names}, got {photos!r}")
@@ -243,7 +250,7 @@ def load_natural(split: str = "train", # "train" or "test" (crops of the held-ou
     smallest = min(min(a.shape[1:]) for a in sources)
     if not isinstance(size, (int, np.integer)) or not 1 <= size <= smallest:
         raise ValueError(f"size must be an int in [1, {smallest}] (the smallest photo side), got {size!r}")
-    rng = np.random.default_rng([seed, ("train", "test").index(split)])
+    rng = np.random.default_rng([seed, tuple(NATURAL_SPLITS).index(split)])
     x = _crops(sources, int(size), int(n), min_std, rng).astype(np.float32)
     return np.divide(x, 255, out=x)
 
