@@ -10,7 +10,8 @@ autograd), (3) training step (naive autograd-of-autograd vs closed form + remat:
 candidate for a faster training gradient, read from the file `benchmarks/variants.py` writes (`make bench` runs it
 first), (4) softmax vs taylor attention per descent step, (5) batched dense exponential recall, (6) inpainting quality
 at 50% masking, (7) cached vs recomputed text generation, (8) time to quality against a parameter-matched
-transformer, read from the files of `benchmarks/time_to_quality.py` (minutes of training each). Machines are
+transformer, read from the files of `benchmarks/time_to_quality.py` (minutes of training each), (9) circulant
+against dense query/key projections, read from the file of `benchmarks/circulant.py`. Machines are
 shared and noisy: ratios measured side by side are more telling than absolutes, and the load average is recorded
 next to every section.
 """
@@ -388,6 +389,18 @@ def bench_time_to_quality(results: Path) -> dict:
     return out
 
 
+def bench_circulant(results: Path) -> dict:
+    """Circulant query/key projections against dense ones on Fashion-MNIST inpainting: read from the file that
+    `benchmarks/circulant.py` writes (two training runs, longer than this script's budget)."""
+    f = results / "circulant.json"
+    if not f.is_file(): return {}
+    r = json.loads(f.read_text())
+    d, c = r["models"]["dense"], r["models"]["circulant"]
+    return dict(source="benchmarks/results/circulant.json", steps=d["steps"], test_images=r["test_images"],
+                mse_ratio=c["test_masked_mse"] / d["test_masked_mse"], params_ratio=c["n_params"] / d["n_params"],
+                fft_over_dense=r["projection"]["fft_over_dense"], models=r["models"])
+
+
 def bench_training_candidates(results: Path) -> dict:
     """Every candidate for a faster training gradient, timed side by side in one run of `benchmarks/variants.py`
     (`make bench` runs it first): time and temporary memory against the naive path, and the
@@ -480,6 +493,13 @@ def table(r: dict) -> list[list[str]]:
             a_ = by[c["best_approximate"]]
             rows.append([f"training step, approximate gradient ({c['best_approximate']}): time / naive",
                          f"{a_['speedup']:.2f}x, cosine {a_['cos_to_exact']:.3f} to the exact gradient", "", ""])
+    cq = r.get("circulant")
+    if cq:
+        d, c = cq["models"]["dense"], cq["models"]["circulant"]
+        rows.append([f"circulant Q/K projections vs dense, Fashion-MNIST inpainting, {cq['steps']} steps each ({cq['source']})",
+                     f"masked MSE {c['test_masked_mse']:.4f} vs {d['test_masked_mse']:.4f} ({cq['mse_ratio']:.2f}x); Q/K "
+                     f"parameters {c['qk_params']:,} vs {d['qk_params']:,}; FFT projection {cq['fft_over_dense']:.1f}x the "
+                     "time of the dense one", "", ""])
     for task, q in r.get("time_to_quality", {}).items():
         what = "inpainting, masked MSE" if task == "image" else "language, test bits per character"
         et, tf = q["models"]["ET"], q["models"]["matched transformer"]
@@ -544,9 +564,10 @@ def _finite(x, path="") -> list[str]:
 
 
 SECTIONS = ("roof", "descent", "training", "training_candidates", "attention", "dense", "quality", "generation",
-            "time_to_quality")
+            "time_to_quality", "circulant")
 UNTIMED = {"quality": "the shipped training logs", "time_to_quality": "the files `benchmarks/time_to_quality.py` writes",
-           "training_candidates": "the file `benchmarks/variants.py` writes"}  # nothing timed here: read from these
+           "training_candidates": "the file `benchmarks/variants.py` writes",
+           "circulant": "the file `benchmarks/circulant.py` writes"}  # nothing timed here: read from these
 
 
 def main(argv=None):
@@ -592,6 +613,8 @@ def main(argv=None):
         log(f"  cached / recomputed: {r['generation']['speedup']:.1f}x")
     if "time_to_quality" in only:
         r["time_to_quality"] = bench_time_to_quality(ROOT / "benchmarks" / "results")
+    if "circulant" in only:
+        r["circulant"] = bench_circulant(ROOT / "benchmarks" / "results")
     r["machine"]["load_end"] = load()
     r["wall_s"] = time.perf_counter() - t_start
     bad = _finite(r)
