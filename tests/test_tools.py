@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
 sys.path.insert(0, str(TOOLS))
 import build_site  # noqa: E402
+import run_notebooks  # noqa: E402
 import shrink_figures  # noqa: E402
 import site_api  # noqa: E402
 import site_nav  # noqa: E402
@@ -439,3 +440,17 @@ def test_shrink_figures_keeps_the_picture(tmp_path):
     nbformat.write(nb, tmp_path / "a.ipynb")
     before, after = shrink_figures.shrink_notebook(tmp_path / "a.ipynb")
     assert after <= before and nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[0].source == "x"
+
+
+def test_run_notebooks_saves_outputs_and_keeps_slow_ones(tmp_path):
+    "Cells run and keep their outputs; a `#| slow` cell is not run and keeps its old output; a failure writes nothing"
+    old = new_output("stream", name="stdout", text="from an earlier full run\n")
+    cells = [new_code_cell("x = 6 * 7"), new_code_cell("print(x)"),
+             new_code_cell("#| slow\nraise RuntimeError('not run')", outputs=[old])]
+    nbformat.write(new_notebook(cells=cells), tmp_path / "a.ipynb")
+    run_notebooks.run(tmp_path / "a.ipynb", slow=False)
+    nb = nbformat.read(tmp_path / "a.ipynb", as_version=4)
+    assert nb.cells[1].outputs[0]["text"] == "42\n" and nb.cells[2].outputs[0]["text"] == old["text"]
+    before = (tmp_path / "a.ipynb").read_bytes()
+    with pytest.raises(RuntimeError, match="not run"): run_notebooks.run(tmp_path / "a.ipynb", slow=True)
+    assert (tmp_path / "a.ipynb").read_bytes() == before

@@ -53,7 +53,7 @@ def main(argv=None):
     for p in a.notebooks:
         print(f"{p}: ran in {run(p.resolve(), a.slow):.0f} s", flush=True)
     bin_ = Path(sys.executable).parent
-    subprocess.run([str(bin_ / "nbdev-clean")], check=True)
+    for p in a.notebooks: subprocess.run([str(bin_ / "nbdev-clean"), "--fname", str(p)], check=True)
     subprocess.run([sys.executable, str(HERE / "shrink_figures.py"), *map(str, a.notebooks)], check=True)
 
 
