@@ -174,13 +174,18 @@ NATURAL_SCALES = (1, 2)     # each photo at full and at half resolution
 NATURAL_N = {"train": 50_000, "test": 2_000, "outside": 200}
 NATURAL_SPLITS = {"train": NATURAL_TRAIN_PHOTOS, "test": NATURAL_TEST_PHOTOS, "outside": OUTSIDE_PHOTOS}
 
+def _sklearn_photo(name: str) -> np.ndarray:
+    "One of scikit-learn's sample photos (H, W, 3), or an error that says how to install it."
+    try:
+        from sklearn.datasets import load_sample_image
+    except ImportError:
+        raise ImportError("the outside photos ship with scikit-learn: `pip install scikit-learn`") from None
+    return load_sample_image(name + ".jpg")
+
 def _read_photo(name: str) -> np.ndarray:
-    "Photo `name` (H, W[, C]) as shipped by scikit-image (or, for `grace_hopper`, by matplotlib; `OUTSIDE_PHOTOS` by scikit-learn)."
+    "Photo `name` (H, W[, C]) as shipped by scikit-image (`grace_hopper`: matplotlib; `OUTSIDE_PHOTOS`: scikit-learn)."
+    if name in OUTSIDE_PHOTOS: return _sklearn_photo(name)
     import skimage.data
-    if name in OUTSIDE_PHOTOS:
-        try: from sklearn.datasets import load_sample_image
-        except ImportError: raise ImportError("the outside photos ship with scikit-learn: `pip install scikit-learn`") from None
-        return load_sample_image(name + ".jpg")
     if name == "motorcycle": return skimage.data.stereo_motorcycle()[0]   # the left view
     if name == "grace_hopper":
         from matplotlib import cbook
