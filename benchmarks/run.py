@@ -374,14 +374,19 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
 TTQ_FILES = {"image": "time_to_quality.json", "language": "time_to_quality_language.json"}
 
 
+def _result(results: Path, name: str):
+    "The JSON another benchmark script wrote to `results/name`, or None where it has not been run."
+    f = results / name
+    return json.loads(f.read_text()) if f.is_file() else None
+
+
 def bench_time_to_quality(results: Path) -> dict:
     """Quality after equal CPU time, ET vs the parameter-matched transformer: read from the files that
     `benchmarks/time_to_quality.py` writes (minutes of training each, longer than this script's budget)."""
     out = {}
     for task, name in TTQ_FILES.items():
-        f = results / name
-        if not f.is_file(): continue
-        r = json.loads(f.read_text())
+        r = _result(results, name)
+        if r is None: continue
         metric = "test_masked_mse" if task == "image" else "test_bpc"
         out[task] = dict(source=f"benchmarks/results/{name}", seconds_each=r["seconds_each"], metric=metric,
                          models={k: dict(n_params=m["n_params"], steps=m["steps"], steps_per_s=m["steps_per_s"],
@@ -392,22 +397,20 @@ def bench_time_to_quality(results: Path) -> dict:
 def bench_circulant(results: Path) -> dict:
     """Circulant query/key projections against dense ones on Fashion-MNIST inpainting: read from the file that
     `benchmarks/circulant.py` writes (two training runs, longer than this script's budget)."""
-    f = results / "circulant.json"
-    if not f.is_file(): return {}
-    r = json.loads(f.read_text())
+    r = _result(results, "circulant.json")
+    if r is None: return {}
     d, c = r["models"]["dense"], r["models"]["circulant"]
     return dict(source="benchmarks/results/circulant.json", steps=d["steps"], test_images=r["test_images"],
-                mse_ratio=c["test_masked_mse"] / d["test_masked_mse"], params_ratio=c["n_params"] / d["n_params"],
-                fft_over_dense=r["projection"]["fft_over_dense"], models=r["models"])
+                mse_ratio=c["test_masked_mse"] / d["test_masked_mse"], fft_over_dense=r["projection"]["fft_over_dense"],
+                models=r["models"])
 
 
 def bench_training_candidates(results: Path) -> dict:
     """Every candidate for a faster training gradient, timed side by side in one run of `benchmarks/variants.py`
     (`make bench` runs it first): time and temporary memory against the naive path, and the
     cosine of each gradient to the exact one."""
-    f = results / "variants.json"
-    if not f.is_file(): return {}
-    rows = json.loads(f.read_text())
+    rows = _result(results, "variants.json")
+    if rows is None: return {}
     naive = next(r for r in rows if r["mode"] == "naive")
     for r in rows:
         r.update(speedup=naive["s"] / r["s"], memory_ratio=naive["temp_bytes"] / r["temp_bytes"])

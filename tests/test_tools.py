@@ -448,9 +448,9 @@ def test_run_notebooks_saves_outputs_and_keeps_slow_ones(tmp_path):
     cells = [new_code_cell("x = 6 * 7"), new_code_cell("print(x)"),
              new_code_cell("#| slow\nraise RuntimeError('not run')", outputs=[old])]
     nbformat.write(new_notebook(cells=cells), tmp_path / "a.ipynb")
-    run_notebooks.run(tmp_path / "a.ipynb", slow=False)
+    run_notebooks.run(tmp_path / "a.ipynb", ["slow"])
     nb = nbformat.read(tmp_path / "a.ipynb", as_version=4)
     assert nb.cells[1].outputs[0]["text"] == "42\n" and nb.cells[2].outputs[0]["text"] == old["text"]
     before = (tmp_path / "a.ipynb").read_bytes()
-    with pytest.raises(RuntimeError, match="not run"): run_notebooks.run(tmp_path / "a.ipynb", slow=True)
+    with pytest.raises(RuntimeError, match="not run"): run_notebooks.run(tmp_path / "a.ipynb", ["slow"], ["slow"])
     assert (tmp_path / "a.ipynb").read_bytes() == before

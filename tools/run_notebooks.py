@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Re-run notebooks and save them with their outputs, as the site shows them.
 
-Cells flagged `#| slow` (full training runs) are not run and keep the outputs they have; pass --slow to run
-them too. Each notebook runs in its own folder (`nbs/`), stops at its first failing cell, and is written back
+The cells run are the ones `nbdev-test` runs (nbdev's `nb_test_cells`: the project's `tst_flags`, `eval: false`,
+...); the others, such as the cells flagged `#| slow` (full training runs), keep the outputs they have. Pass --slow
+to run those too. Each notebook runs in its own folder (`nbs/`), stops at its first failing cell, and is written back
 only if every cell ran; then `nbdev-clean` and `tools/shrink_figures.py` tidy it.
 
 Usage: python tools/run_notebooks.py nbs/02_image_inpainting.ipynb [more notebooks] [--slow]
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import time
@@ -19,24 +19,21 @@ from pathlib import Path
 
 from execnb.shell import CaptureShell
 from fastcore.nbio import read_nb, write_nb
+from nbdev.config import get_config
+from nbdev.test import nb_test_cells
 
 HERE = Path(__file__).resolve().parent
-SLOW = re.compile(r"^\s*#\s*\|\s*slow\s*$", re.MULTILINE)
 
 
-def is_slow(cell) -> bool:
-    "Whether a code cell carries nbdev's `#| slow` flag."
-    return cell.cell_type == "code" and bool(SLOW.search(cell.source))
-
-
-def run(path: Path, slow: bool) -> float:
-    "Run one notebook in its folder and write it back with its outputs; returns the seconds it took."
+def run(path: Path, skip_flags: list[str], force_flags: list[str] = ()) -> float:
+    "Run the cells of one notebook that `nbdev-test` would run, in its folder, and write it back with their outputs"
     nb, t0, cwd = read_nb(path), time.perf_counter(), os.getcwd()
+    ran = {c.idx_ for c in nb_test_cells(path, skip_flags, list(force_flags))}
     shell = CaptureShell()
     try:
         os.chdir(path.parent)
         shell.set_path(str(path.parent.resolve()))
-        shell.run_all(nb, exc_stop=True, preproc=lambda c: is_slow(c) and not slow)
+        shell.run_all(nb, exc_stop=True, preproc=lambda c: c.idx_ not in ran)
     finally:
         os.chdir(cwd)
     write_nb(nb, path)
@@ -51,7 +48,8 @@ def main(argv=None):
     for p in a.notebooks:
         if not p.is_file(): sys.exit(f"run_notebooks: no notebook at {p}")
     for p in a.notebooks:
-        print(f"{p}: ran in {run(p.resolve(), a.slow):.0f} s", flush=True)
+        secs = run(p.resolve(), get_config().tst_flags.split(), ["slow"] if a.slow else [])
+        print(f"{p}: ran in {secs:.0f} s", flush=True)
     bin_ = Path(sys.executable).parent
     for p in a.notebooks: subprocess.run([str(bin_ / "nbdev-clean"), "--fname", str(p)], check=True)
     subprocess.run([sys.executable, str(HERE / "shrink_figures.py"), *map(str, a.notebooks)], check=True)
