@@ -167,11 +167,11 @@ def load_mnist(split: str = "train", # "train" (4 000 digits) or "test" (1 000)
 
 # %% ../nbs/04_data.ipynb #dd944fa8
 NATURAL_TRAIN_PHOTOS = ("astronaut", "rocket", "immunohistochemistry", "hubble_deep_field", "retina",
-                        "motorcycle", "grace_hopper", "coins", "grass", "gravel", "brick")
+                        "motorcycle", "moon", "clock", "coins", "grass", "gravel", "brick")
 NATURAL_TEST_PHOTOS = ("chelsea", "coffee", "camera")
 OUTSIDE_PHOTOS = ("china", "flower")  # scikit-learn's sample photos: never trained or tuned on
 NATURAL_SCALES = (1, 2)     # each photo at full and at half resolution
-NATURAL_N = {"train": 50_000, "test": 2_000, "outside": 200}
+NATURAL_N = {"train": 100_000, "test": 2_000, "outside": 200}
 NATURAL_SPLITS = {"train": NATURAL_TRAIN_PHOTOS, "test": NATURAL_TEST_PHOTOS, "outside": OUTSIDE_PHOTOS}
 
 def _sklearn_photo(name: str) -> np.ndarray:
@@ -183,14 +183,10 @@ def _sklearn_photo(name: str) -> np.ndarray:
     return load_sample_image(name + ".jpg")
 
 def _read_photo(name: str) -> np.ndarray:
-    "Photo `name` (H, W[, C]) as shipped by scikit-image (`grace_hopper`: matplotlib; `OUTSIDE_PHOTOS`: scikit-learn)."
+    "Photo `name` (H, W[, C]) as shipped by scikit-image (`OUTSIDE_PHOTOS`: scikit-learn)."
     if name in OUTSIDE_PHOTOS: return _sklearn_photo(name)
     import skimage.data
     if name == "motorcycle": return skimage.data.stereo_motorcycle()[0]   # the left view
-    if name == "grace_hopper":
-        from matplotlib import cbook
-        from PIL import Image
-        with cbook.get_sample_data("grace_hopper.jpg") as f: return np.asarray(Image.open(f).convert("RGB"))
     return getattr(skimage.data, name)()
 
 @functools.cache
@@ -236,7 +232,7 @@ def _crops(sources: list[np.ndarray], size: int, n: int, min_std: float, rng: np
 
 def load_natural(split: str = "train", # "train", "test" (the held-out `NATURAL_TEST_PHOTOS`) or "outside" (`OUTSIDE_PHOTOS`)
                  size: int = 32, # crop side in pixels
-                 n: int | None = None, # number of crops; `None` -> 50 000 (train), 2 000 (test) or 200 (outside)
+                 n: int | None = None, # number of crops; `None` -> 100 000 (train), 2 000 (test) or 200 (outside)
                  seed: int = 0, # the same seed gives the same crops
                  *,
                  min_std: float = 0.02, # crops with a smaller pixel std (in [0, 1] units) are redrawn

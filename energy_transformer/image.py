@@ -26,9 +26,9 @@ from .evaluate import masked_mse
 from .patches import Patcher
 
 # %% auto #0
-__all__ = ['PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'AbstractImageModel', 'ImageEnergyTransformer',
-           'animate_descent', 'descent_quality', 'decode_memories', 'show_memories', 'MAEConfig', 'TransformerMAE',
-           'matched_mae']
+__all__ = ['PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEmbedding', 'PatchDecoder',
+           'AbstractImageModel', 'ImageEnergyTransformer', 'animate_descent', 'descent_quality', 'decode_memories',
+           'show_memories', 'MAEConfig', 'TransformerMAE', 'matched_mae']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 class PatchGeometry:
@@ -110,32 +110,59 @@ class ImageTrajectory(eqx.Module):
     images: Float[Array, "S C Hpx Wpx"] | None  # decoded image at each record (`keep_images=True`)
 
 
-def _image_embeddings(config: PatchGeometry,  # image geometry
-                      D: int,  # token dimension
-                      key: PRNGKeyArray,
-                      dec_bias: float = 0.5,  # initial decoder bias (mid-grey)
-                      ) -> tuple[dict, PRNGKeyArray]:
-    "Initial embedding, CLS/MASK tokens, positions and decoder of an image model, and a key for its mixer."
-    ke, kc, km, kp, kt, kd = jax.random.split(key, 6)
-    N, Z = config.N, config.Z
-    # learned positions, initialised with a 2-D sine-cosine code so that attention can use positions from the start
-    pos = sincos_2d(config.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
-    return dict(Wenc=jax.random.normal(ke, (Z, D)) / math.sqrt(Z), Benc=jnp.zeros(D),
-                cls_token=0.02 * jax.random.normal(kc, (D,)), mask_token=0.02 * jax.random.normal(km, (D,)),
-                pos=jnp.concatenate([jnp.zeros((1, D), float_dtype()), pos]),
-                Wdec=0.1 * jax.random.normal(kd, (D, Z)) / math.sqrt(D),  # small: start near the bias
-                Bdec=jnp.full(Z, dec_bias, float_dtype())), kt
+class ImageEmbedding(eqx.Module):
+    "One image's patch pixels -> its N+1 initial token states: linear embedding, MASK and CLS tokens, positions."
+    Wenc: Float[Array, "Z D"]  # patch embedding
+    Benc: Float[Array, "D"]
+    cls_token: Float[Array, "D"]
+    mask_token: Float[Array, "D"]
+    pos: Float[Array, "N+1 D"]  # position embeddings, CLS at row 0
+
+    def __init__(self, geometry: PatchGeometry,  # image geometry (N patches of Z pixels)
+                 D: int,  # token dimension
+                 *, key: PRNGKeyArray):
+        ke, kc, km, kp = jax.random.split(key, 4)
+        N, Z = geometry.N, geometry.Z
+        # learned positions, initialised with a 2-D sine-cosine code so that attention can use positions from the start
+        pos = sincos_2d(geometry.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
+        self.Wenc, self.Benc = jax.random.normal(ke, (Z, D)) / math.sqrt(Z), jnp.zeros(D)
+        self.cls_token, self.mask_token = 0.02 * jax.random.normal(kc, (D,)), 0.02 * jax.random.normal(km, (D,))
+        self.pos = jnp.concatenate([jnp.zeros((1, D), float_dtype()), pos])
+
+    def corrupt_tokens(self, x: Float[Array, "N D"],  # embedded patches
+                       mask: Bool[Array, "N"],  # True = replaced by the MASK token
+                       ) -> Float[Array, "N D"]:
+        "The MASK token wherever `mask` is True."
+        return jnp.where(mask[:, None], self.mask_token, x)
+
+    def prep_tokens(self, x: Float[Array, "N D"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
+        "MASK tokens placed, CLS prepended, positions added."
+        return jnp.concatenate([self.cls_token[None], self.corrupt_tokens(x, mask)]) + self.pos
+
+    def __call__(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
+        "Initial token states: embedded patches, MASK where `mask`, CLS prepended, positions added."
+        return self.prep_tokens(tokens @ self.Wenc + self.Benc, mask)
+
+
+class PatchDecoder(eqx.Module):
+    "Linear read-out of one patch's pixels from a normalised token state."
+    W: Float[Array, "D Z"]
+    b: Float[Array, "Z"]
+
+    def __init__(self, D: int,  # token dimension
+                 Z: int,  # pixels per patch
+                 bias: float = 0.5,  # initial value of every pixel (mid-grey)
+                 *, key: PRNGKeyArray):
+        self.W = 0.1 * jax.random.normal(key, (D, Z)) / math.sqrt(D)  # small: start near the bias
+        self.b = jnp.full(Z, bias, float_dtype())
+
+    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "Z"]: return x @ self.W + self.b
 
 
 class AbstractImageModel(eqx.Module):
-    "Masked-image model = patch embedding + CLS/MASK tokens + positions, a token mixer, a linear decoder."
-    Wenc: eqx.AbstractVar[Float[Array, "Z D"]]  # patch embedding
-    Benc: eqx.AbstractVar[Float[Array, "D"]]
-    cls_token: eqx.AbstractVar[Float[Array, "D"]]
-    mask_token: eqx.AbstractVar[Float[Array, "D"]]
-    pos: eqx.AbstractVar[Float[Array, "N+1 D"]]  # position embeddings, CLS at row 0
-    Wdec: eqx.AbstractVar[Float[Array, "D Z"]]  # decoder
-    Bdec: eqx.AbstractVar[Float[Array, "Z"]]
+    "Masked-image model = an `ImageEmbedding`, a token mixer, a normalisation and a `PatchDecoder`."
+    embed: eqx.AbstractVar[ImageEmbedding]
+    decoder: eqx.AbstractVar[PatchDecoder]
 
     @abc.abstractmethod
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
@@ -149,19 +176,19 @@ class AbstractImageModel(eqx.Module):
                        n_masked: int | None = None,  # unused: a boolean `jnp.where` needs no count
                        ) -> Float[Array, "N D"]:
         "The MASK token wherever `mask` is True."
-        return jnp.where(mask[:, None], self.mask_token, x)
+        return self.embed.corrupt_tokens(x, mask)
 
     def prep_tokens(self, x: Float[Array, "N D"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
         "MASK tokens placed, CLS prepended, positions added."
-        return jnp.concatenate([self.cls_token[None], self.corrupt_tokens(x, mask)]) + self.pos
+        return self.embed.prep_tokens(x, mask)
 
     def encode(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
-        "Initial token states: embedded patches, MASK where `mask`, CLS prepended, positions added."
-        return self.prep_tokens(tokens @ self.Wenc + self.Benc, mask)
+        "Initial token states (`ImageEmbedding`)."
+        return self.embed(tokens, mask)
 
     def decode(self, x: Float[Array, "N+1 D"]) -> Float[Array, "N Z"]:
         "Patch pixels from token states: drop CLS, normalise once, linear decoder."
-        return jax.vmap(self.out_norm)(x[1:]) @ self.Wdec + self.Bdec
+        return jax.vmap(lambda t: self.decoder(self.out_norm(t)))(x[1:])
 
     def _check(self, tokens, mask):
         "Patch pixels as floats and the mask as a boolean array, or a one-line error naming the problem."
@@ -180,25 +207,20 @@ class AbstractImageModel(eqx.Module):
 
 class ImageEnergyTransformer(AbstractImageModel):
     "Masked-image model: patch embedding, CLS/MASK tokens, position embeddings, `T` ET descent steps, decoder."
-    Wenc: Float[Array, "Z D"]  # patch embedding
-    Benc: Float[Array, "D"]
-    cls_token: Float[Array, "D"]
-    mask_token: Float[Array, "D"]
-    pos: Float[Array, "N+1 D"]  # position embeddings, CLS at row 0
+    embed: ImageEmbedding
     et: EnergyTransformer
     lnorm: EnergyLayerNorm
-    Wdec: Float[Array, "D Z"]  # decoder
-    Bdec: Float[Array, "Z"]
+    decoder: PatchDecoder
     alpha: Float[Array, ""]  # descent step size (traced; frozen in training)
     config: ImageETConfig = eqx.field(static=True)
 
     def __init__(self, config: ImageETConfig, *, key: PRNGKeyArray):
-        parts, kt = _image_embeddings(config, config.et.D, key, 0.0 if config.normalize else 0.5)
-        for k, v in parts.items(): setattr(self, k, v)
+        ke, kt, kd = jax.random.split(key, 3)
+        D = config.et.D
+        self.embed, self.lnorm = ImageEmbedding(config, D, key=ke), EnergyLayerNorm(D)
         self.et = EnergyTransformer(config.et, key=kt)
-        self.lnorm = EnergyLayerNorm(config.et.D)
-        self.alpha = jnp.asarray(config.alpha, float_dtype())
-        self.config = config
+        self.decoder = PatchDecoder(D, config.Z, 0.0 if config.normalize else 0.5, key=kd)
+        self.alpha, self.config = jnp.asarray(config.alpha, float_dtype()), config
 
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]: return self.lnorm(x)
 
@@ -325,7 +347,7 @@ def decode_memories(model: "ImageEnergyTransformer",  # a trained image model
                     ) -> np.ndarray:
     "Each row of `Xi` decoded like a token state after the layer norm: `M x C x p x p` patches."
     pt = model.patcher; C, p = pt.image_shape[0], pt.p
-    z = np.asarray(model.et.Xi @ model.Wdec + model.Bdec)
+    z = np.asarray(jax.vmap(model.decoder)(model.et.Xi))
     return z.reshape(-1, C, p, p)
 
 
@@ -384,23 +406,18 @@ class MAEConfig(PatchGeometry):
 # %% ../nbs/02_image_inpainting.ipynb #inp032
 class TransformerMAE(AbstractImageModel):
     "Standard pre-LN transformer masked autoencoder: the image ET's embedding and decoder around `L` `TransformerBlock`s."
-    Wenc: Float[Array, "Z D"]  # patch embedding
-    Benc: Float[Array, "D"]
-    cls_token: Float[Array, "D"]
-    mask_token: Float[Array, "D"]
-    pos: Float[Array, "N+1 D"]  # position embeddings, CLS at row 0
+    embed: ImageEmbedding
     blocks: tuple[TransformerBlock, ...]  # L blocks, each with its own weights
     ln: eqx.nn.LayerNorm  # final layer norm before the decoder
-    Wdec: Float[Array, "D Z"]  # decoder
-    Bdec: Float[Array, "Z"]
+    decoder: PatchDecoder
     config: MAEConfig = eqx.field(static=True)
 
     def __init__(self, config: MAEConfig, *, key: PRNGKeyArray):
-        parts, kt = _image_embeddings(config, config.D, key)
-        for k, v in parts.items(): setattr(self, k, v)
-        self.blocks = core.transformer_blocks(config.L, config.D, config.H, config.Y, config.M, key=kt)
-        self.ln = eqx.nn.LayerNorm(config.D)
-        self.config = config
+        ke, kt, kd = jax.random.split(key, 3)
+        c = config
+        self.embed, self.decoder = ImageEmbedding(c, c.D, key=ke), PatchDecoder(c.D, c.Z, key=kd)
+        self.blocks, self.ln = core.transformer_blocks(c.L, c.D, c.H, c.Y, c.M, key=kt), eqx.nn.LayerNorm(c.D)
+        self.config = c
 
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]: return self.ln(x)
 

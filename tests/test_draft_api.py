@@ -72,10 +72,10 @@ def test_image_et_of_the_draft():
     # draft: corrupt_tokens(x, mask, n_masked=100) pads a `nonzero` index list with 0, which also masks token 0
     # when fewer than 100 are masked; ours places the MASK token with a boolean `jnp.where` (n_masked unused)
     c = imageET.corrupt_tokens(x, mask, n_masked=100)
-    assert np.array_equal(c[mask], jnp.broadcast_to(imageET.mask_token, (3, D)))
+    assert np.array_equal(c[mask], jnp.broadcast_to(imageET.embed.mask_token, (3, D)))  # ours: tokens live in `embed`
     assert np.array_equal(c[~mask], x[~mask])
     t = imageET.prep_tokens(x, mask)  # CLS + MASK tokens and POS embeddings
     assert t.shape == (N + 1, D)
-    assert np.allclose(t[0], imageET.cls_token + imageET.pos[0])
+    assert np.allclose(t[0], imageET.embed.cls_token + imageET.embed.pos[0])
     out, _ = imageET(jnp.zeros(config.image_shape), mask)
     assert out.shape == config.image_shape

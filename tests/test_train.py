@@ -91,9 +91,9 @@ def test_checkpoint_shape_mismatch(tmp_path, tiny_model):
     with pytest.raises(ValueError, match=r"d.npz: array 'model/.*' has shape .* but the configuration expects"):
         load_checkpoint(tmp_path / "d.npz", ImageEnergyTransformer)
     # an array whose shape disagrees with the header
-    arrays2 = dict(arrays); arrays2["model/pos"] = arrays["model/pos"][:-1]
+    arrays2 = dict(arrays); arrays2["model/embed.pos"] = arrays["model/embed.pos"][:-1]
     np.savez(tmp_path / "p.npz", header=np.array(json.dumps(header)), **arrays2)
-    with pytest.raises(ValueError, match="p.npz: array 'model/pos' has shape"):
+    with pytest.raises(ValueError, match="p.npz: array 'model/embed.pos' has shape"):
         load_checkpoint(tmp_path / "p.npz", ImageEnergyTransformer)
     # a missing array
     arrays3 = {k: v for k, v in arrays.items() if k != "model/et.Xi"}
