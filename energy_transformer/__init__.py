@@ -15,7 +15,7 @@ except PackageNotFoundError: __version__ = "0.0.0+unknown"
 
 from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint, save_checkpoint
 from .checks import float_dtype
-from .classify import ClassifierConfig, ETClassifier, ViTClassifier, load_classifier
+from .classify import ClassifierConfig, ImageClassifier, load_classifier
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend
 from .core import descend_recorded, descend_until, energy_recall, fullETConfig, mediumETConfig, smallETConfig
 from .data import load_images

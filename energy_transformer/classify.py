@@ -24,19 +24,20 @@ from jaxtyping import Array, Float, Int, PRNGKeyArray
 from skimage.transform import resize
 
 from . import core
-from .checkpoint import checkpoint_path, load_checkpoint, read_checkpoint
+from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import as_unit_images, check_int, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
 from .data import load_fashion_mnist, load_mnist
+from .heads import Readout
 from .inpaint import read_photo
 from .patches import Patcher
 from .train import TrainConfig, fit
 
 # %% auto #0
-__all__ = ['FASHION_MNIST_CLASSES', 'DIGIT_CLASSES', 'CLASSIFIERS', 'Split', 'classification_splits', 'ClassifierConfig',
-           'PatchEmbedding', 'ClassHead', 'check_images', 'AbstractClassifier', 'AbstractTokenClassifier',
-           'ETClassifier', 'ViTClassifier', 'matched_transformer', 'PixelMLP', 'classify_loss', 'accuracy',
-           'labelled_batches', 'fit_classifier', 'load_classifier', 'read_image', 'et_classify', 'quality_entry']
+__all__ = ['FASHION_MNIST_CLASSES', 'DIGIT_CLASSES', 'Split', 'classification_splits', 'ClassifierConfig', 'PatchEmbedding',
+           'check_images', 'AbstractClassifier', 'ETDescent', 'TransformerStack', 'ImageClassifier',
+           'matched_transformer', 'PixelMLP', 'classify_loss', 'accuracy', 'labelled_batches', 'fit_classifier',
+           'load_classifier', 'read_image', 'et_classify', 'quality_entry']
 
 # %% ../nbs/06_classification.ipynb #2ed747b5
 FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -80,6 +81,7 @@ class ClassifierConfig:
     et: ETConfig = field(default_factory=lambda: ETConfig(D=64, H=4, Y=16, M=256)) # the energy (a transformer: D, H, Y, MLP M)
     alpha: float = 0.5 # descent step size
     T: int = 4 # descent steps (for the transformer: the number of blocks L)
+    mixer: str = "et" # token mixer: "et" (T descent steps of one energy) or "transformer" (T blocks, own weights each)
 
     def __post_init__(self):
         object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
@@ -87,6 +89,8 @@ class ClassifierConfig:
         Patcher(self.image_shape, self.patch_size)  # validates the geometry
         if len(self.classes) < 2: raise ValueError(f"ClassifierConfig.classes needs at least 2 names, got {self.classes}")
         for name in ("T", "stem"): check_int("ClassifierConfig", name, getattr(self, name), low=0)
+        if self.mixer not in ("et", "transformer"):
+            raise ValueError(f"ClassifierConfig.mixer must be 'et' or 'transformer', got {self.mixer!r}")
         if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha > 0):
             raise ValueError(f"ClassifierConfig.alpha must be a finite number > 0, got {self.alpha!r}")
 
@@ -126,17 +130,6 @@ class PatchEmbedding(eqx.Module):
     def __call__(self, image: Float[Array, "C Hpx Wpx"]) -> Float[Array, "N+1 D"]:
         h = image if self.stem is None else jax.nn.gelu(self.stem(image))
         return jnp.concatenate([self.cls[None], self.patcher.tokenify(h) @ self.W + self.b]) + self.pos
-
-class ClassHead(eqx.Module):
-    "The CLS token's final state to class logits: layer norm, then a linear map"
-    ln: eqx.nn.LayerNorm
-    W: Float[Array, "D K"]
-    b: Float[Array, "K"]
-
-    def __init__(self, D: int, K: int, *, key: PRNGKeyArray):
-        self.ln, self.W, self.b = eqx.nn.LayerNorm(D), jax.random.normal(key, (D, K)) / math.sqrt(D), jnp.zeros(K)
-
-    def __call__(self, x_cls: Float[Array, "D"]) -> Float[Array, "K"]: return self.ln(x_cls) @ self.W + self.b
 
 # %% ../nbs/06_classification.ipynb #baf2d940
 @eqx.filter_jit
@@ -179,77 +172,76 @@ class AbstractClassifier(eqx.Module):
         "Most probable class of each image"
         return self.predict_proba(images, T=T).argmax(-1)
 
-class AbstractTokenClassifier(AbstractClassifier):
-    "PatchEmbedding -> a token mixer (the subclass's `mix`) -> ClassHead on the CLS token"
-    embed: eqx.AbstractVar[PatchEmbedding]
-    head: eqx.AbstractVar[ClassHead]
 
-    def mix(self, x: Float[Array, "N+1 D"], T: int | None = None) -> Float[Array, "N+1 D"]:
-        "Token states after the model's token mixing (descent or blocks)"
-        raise NotImplementedError
+# %% ../nbs/06_classification.ipynb #29c9425f
+class ETDescent(eqx.Module):
+    "The Energy Transformer's token mixer: T descent steps on one energy, the same weights at every step"
+    et: EnergyTransformer
+    lnorm: EnergyLayerNorm
+    alpha: Float[Array, ""] # descent step size (traced; kept fixed in training)
+    T: int = eqx.field(static=True) # descent steps
+
+    def __init__(self, config: ETConfig, alpha: float, T: int, *, key: PRNGKeyArray):
+        self.et, self.lnorm = EnergyTransformer(config, key=key), EnergyLayerNorm(config.D)
+        self.alpha, self.T = jnp.asarray(alpha, float_dtype()), T
+
+    def __call__(self, x: Float[Array, "N D"], T: int | None = None) -> Float[Array, "N D"]:
+        "Token states after T descent steps (default: the configured T)"
+        return descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.T if T is None else T)
+
+    def recorded(self, x: Float[Array, "N D"], T: int | None = None) -> tuple[Float[Array, "N D"], Trajectory]:
+        "Token states after T descent steps and the energies at every step"
+        return core.descend_recorded(self.et, self.lnorm, x, alpha=self.alpha, T=self.T if T is None else T)
+
+class TransformerStack(eqx.Module):
+    "The baseline's token mixer: L standard pre-LN transformer blocks, each with its own weights"
+    blocks: tuple[TransformerBlock, ...]
+
+    def __init__(self, config: ETConfig, L: int, *, key: PRNGKeyArray): # config: D, H, Y and the MLP width M
+        self.blocks = core.transformer_blocks(L, config.D, config.H, config.Y, config.M, key=key)
+
+    def __call__(self, x: Float[Array, "N D"], T: None = None) -> Float[Array, "N D"]:
+        if T is not None: raise TypeError("a transformer has a fixed number of blocks; T applies to an Energy Transformer")
+        return core.apply_blocks(self.blocks, x)
+
+class ImageClassifier(AbstractClassifier):
+    "Token classifier: PatchEmbedding -> the token mixer of `config.mixer` -> Readout of the CLS token"
+    embed: PatchEmbedding
+    mixer: ETDescent | TransformerStack
+    head: Readout # layer norm + linear map of the CLS token
+    config: ClassifierConfig = eqx.field(static=True)
+
+    def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
+        ke, km, kh = jax.random.split(key, 3)
+        c = config
+        self.embed, self.head = PatchEmbedding(c, key=ke), Readout(c.et.D, c.K, key=kh)
+        self.mixer = ETDescent(c.et, c.alpha, c.T, key=km) if c.mixer == "et" else TransformerStack(c.et, c.T, key=km)
+        self.config = c
 
     def logits(self, image: Float[Array, "C Hpx Wpx"], # one image, pixels in [0, 1]
                *, T: int | None = None, # descent steps (default: config.T; an ET only)
               ) -> Float[Array, "K"]:
         "Class logits of one image: embed, mix, read the CLS token"
         self._check_one(image)
-        return self.head(self.mix(self.embed(image), T)[0])
-
-# %% ../nbs/06_classification.ipynb #29c9425f
-class ETClassifier(AbstractTokenClassifier):
-    "Energy Transformer classifier: all N+1 tokens descend one energy for T steps, the CLS token is read out"
-    embed: PatchEmbedding
-    et: EnergyTransformer
-    lnorm: EnergyLayerNorm
-    head: ClassHead
-    alpha: Float[Array, ""] # descent step size (traced; kept fixed in training)
-    config: ClassifierConfig = eqx.field(static=True)
-
-    def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
-        ke, kt, kh = jax.random.split(key, 3)
-        c = config
-        self.embed, self.head = PatchEmbedding(c, key=ke), ClassHead(c.et.D, c.K, key=kh)
-        self.et, self.lnorm = EnergyTransformer(c.et, key=kt), EnergyLayerNorm(c.et.D)
-        self.alpha, self.config = jnp.asarray(c.alpha, float_dtype()), c
-
-    def mix(self, x, T=None):
-        return descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T)
+        return self.head(self.mixer(self.embed(image), T)[0])
 
     def descent(self, image: Float[Array, "C Hpx Wpx"], # one image, pixels in [0, 1]
                 *, T: int | None = None, # descent steps (default: config.T)
                ) -> tuple[Float[Array, "K"], Trajectory]:
-        "Logits of one image and the energies of its descent at every step"
+        "Logits of one image and the energies of its descent at every step (an Energy Transformer only)"
+        if not isinstance(self.mixer, ETDescent): raise TypeError("descent needs an Energy Transformer (config.mixer 'et')")
         self._check_one(image)
-        x = self.embed(image)
-        x, tr = core.descend_recorded(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T)
+        x, tr = self.mixer.recorded(self.embed(image), T)
         return self.head(x[0]), tr
-
-class ViTClassifier(AbstractTokenClassifier):
-    "The baseline: a standard ViT, L pre-LN transformer blocks (own weights each) between the same embedder and head"
-    embed: PatchEmbedding
-    blocks: tuple[TransformerBlock, ...]
-    head: ClassHead
-    config: ClassifierConfig = eqx.field(static=True) # `et` gives D, H, Y and the MLP width M; `T` is the number of blocks L
-
-    def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
-        ke, kb, kh = jax.random.split(key, 3)
-        c = config
-        self.embed, self.head = PatchEmbedding(c, key=ke), ClassHead(c.et.D, c.K, key=kh)
-        self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb)
-        self.config = c
-
-    def mix(self, x, T=None):
-        if T is not None: raise TypeError("ViTClassifier has a fixed number of blocks; T applies to an ETClassifier")
-        return core.apply_blocks(self.blocks, x)
 
 # %% ../nbs/06_classification.ipynb #1ad7a0d0
 def matched_transformer(config: ClassifierConfig, # the ET classifier's configuration
                         L: int = 1, # transformer blocks
                        ) -> ClassifierConfig:
-    "Configuration of an L-block ViTClassifier (same D, H, Y) whose MLP width M matches ETClassifier(config)'s parameter count"
-    count = lambda cls, c: count_params(cls(c, key=jax.random.key(0)))
-    with_M = lambda M: replace(config, T=L, et=replace(config.et, M=M))
-    return with_M(core.matching_width(lambda M: count(ViTClassifier, with_M(M)), count(ETClassifier, config)))
+    "Configuration of an L-block transformer classifier (same D, H, Y) whose MLP width M matches `config`'s parameter count"
+    count = lambda c: count_params(ImageClassifier(c, key=jax.random.key(0)))
+    with_M = lambda M: replace(config, mixer="transformer", T=L, et=replace(config.et, M=M))
+    return with_M(core.matching_width(lambda M: count(with_M(M)), count(config)))
 
 class PixelMLP(AbstractClassifier):
     "Reference model on raw pixels: logistic regression (hidden = 0) or one hidden ReLU layer"
@@ -338,17 +330,12 @@ def fit_classifier(model: AbstractClassifier, # the initial model
                final_evaluate=lambda m: {"test_accuracy": accuracy(m, splits["test"])}, **fit_kw)
 
 # %% ../nbs/06_classification.ipynb #504bc19b
-CLASSIFIERS = {cls.__name__: cls for cls in (ETClassifier, ViTClassifier)}
-
 def load_classifier(name_or_path: str | Path, # a shipped name ("fashion_mnist_classifier", ...) or a `.npz` file
-                   ) -> ETClassifier | ViTClassifier:
+                   ) -> ImageClassifier:
     "A classifier from a checkpoint file or a shipped name; the file says which class and configuration it holds"
     p = Path(name_or_path)
     if p.suffix != ".npz" and not p.exists(): p = checkpoint_path(str(name_or_path))
-    header, _ = read_checkpoint(p)
-    cls = CLASSIFIERS.get(header.get("class"))
-    if cls is None: raise ValueError(f"{p}: holds a {header.get('class')!r}, not one of the classifiers {sorted(CLASSIFIERS)}")
-    return load_checkpoint(p, cls)
+    return load_checkpoint(p, ImageClassifier)
 
 # %% ../nbs/06_classification.ipynb #d9d3d97d
 def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
@@ -394,6 +381,7 @@ def quality_entry(model: AbstractClassifier, # a trained classifier
                  ) -> dict:
     "One row of the quality table: class, parameter count, training budget and held-out accuracies"
     tc, test = log["train_config"], splits["test"]
-    return dict(model=type(model).__name__, n_params=count_params(model), steps=tc["steps"], batch_size=tc["batch_size"],
+    kind = f"{type(model).__name__} ({model.config.mixer})" if isinstance(model, ImageClassifier) else type(model).__name__
+    return dict(model=kind, n_params=count_params(model), steps=tc["steps"], batch_size=tc["batch_size"],
                 lr=tc["lr"], valid_accuracy=accuracy(model, splits["valid"]), test_accuracy=accuracy(model, test),
                 test_accuracy_subset=accuracy(model, Split(test.images[:subset], test.labels[:subset])))

@@ -20,12 +20,13 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from . import core
 from .checks import float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend, matching_width
+from .heads import Readout
 from .text import CharVocab
 
 # %% auto #0
-__all__ = ['prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'Readout', 'AbstractCharLM', 'CausalET',
-           'CausalTransformer', 'MaskedET', 'matched_transformer', 'ar_loss', 'mask_for_training', 'mlm_loss',
-           'DescentCache', 'extend', 'prefill', 'next_logits', 'sample_char', 'generate', 'fill']
+__all__ = ['prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET', 'CausalTransformer',
+           'MaskedET', 'matched_transformer', 'ar_loss', 'mask_for_training', 'mlm_loss', 'DescentCache', 'extend',
+           'prefill', 'next_logits', 'sample_char', 'generate', 'fill']
 
 # %% ../nbs/05_language.ipynb #90128eb4
 def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
@@ -133,17 +134,6 @@ class CharEmbedding(eqx.Module):
         "States of ids placed at positions start, start+1, ..."
         return self.table[ids] + lax.dynamic_slice_in_dim(self.pos, start, ids.shape[0])
 
-class Readout(eqx.Module):
-    "Token states to next- or masked-character logits: layer norm, then a linear map"
-    ln: eqx.nn.LayerNorm
-    W: Float[Array, "D V"]
-    b: Float[Array, "V"]
-
-    def __init__(self, D: int, V: int, *, key: PRNGKeyArray):
-        self.ln, self.W, self.b = eqx.nn.LayerNorm(D), jax.random.normal(key, (D, V)) / math.sqrt(D), jnp.zeros(V)
-
-    def __call__(self, x: Float[Array, "n D"]) -> Float[Array, "n V"]: return jax.vmap(self.ln)(x) @ self.W + self.b
-
 # %% ../nbs/05_language.ipynb #fbb8e521
 def _check_ids(ids, N: int) -> Int[Array, "n"]:
     "One sequence of token ids: integer, rank 1, 1..N long"
@@ -170,7 +160,7 @@ class AbstractCharLM(eqx.Module):
                ) -> Float[Array, "n V"]:
         "Logits of the next character at each position (ar), or of each position's own character (mlm)"
         ids = _check_ids(ids, self.config.N)
-        return self.readout(self.mix(self.embed(ids)))
+        return jax.vmap(self.readout)(self.mix(self.embed(ids)))
 
 # %% ../nbs/05_language.ipynb #771e3839
 class CausalET(AbstractCharLM):
@@ -319,7 +309,7 @@ def extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple
         grad = jnp.einsum("hy,hdy->d", dq, et.Wq) + et.hn_grad(g[None])[0]
         return x - model.alpha * grad, cache
     x, cache = lax.fori_loop(0, c.T, body, (model.embed(token[None], p)[0], cache))
-    return eqx.tree_at(lambda m: m.n, cache, p + 1), model.readout(x[None])[0]
+    return eqx.tree_at(lambda m: m.n, cache, p + 1), model.readout(x)
 
 @eqx.filter_jit
 def prefill(model: CausalET, ids: Int[Array, "n"]) -> tuple[DescentCache, Float[Array, "n V"]]:

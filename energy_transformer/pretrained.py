@@ -13,7 +13,7 @@ from pathlib import Path
 import equinox as eqx
 
 from .checkpoint import checkpoint_dir, checkpoint_path, load_checkpoint, read_checkpoint
-from .classify import ETClassifier, ViTClassifier
+from .classify import ImageClassifier
 from .image import ImageEnergyTransformer, TransformerMAE
 from .language import CausalET, CausalTransformer, MaskedET
 
@@ -27,8 +27,7 @@ MODEL_CLASSES: dict[str, type[eqx.Module]] = {  # a checkpoint header's "class" 
     "CausalET": CausalET,
     "CausalTransformer": CausalTransformer,
     "MaskedET": MaskedET,
-    "ETClassifier": ETClassifier,
-    "ViTClassifier": ViTClassifier,
+    "ImageClassifier": ImageClassifier,
 }
 
 

@@ -13,7 +13,7 @@ from PIL import Image
 from energy_transformer.checkpoint import checkpoint_path, save_checkpoint
 from energy_transformer.classify import (
     ClassifierConfig,
-    ETClassifier,
+    ImageClassifier,
     classification_splits,
     et_classify,
     load_classifier,
@@ -33,7 +33,7 @@ def test_split():
 def tiny_checkpoint(tmp_path_factory):
     cfg = ClassifierConfig(patch_size=7, et=ETConfig.small(), T=2)
     path = tmp_path_factory.mktemp("ckpt") / "tiny.npz"
-    save_checkpoint(path, ETClassifier(cfg, key=jax.random.key(0)))
+    save_checkpoint(path, ImageClassifier(cfg, key=jax.random.key(0)))
     return path
 
 

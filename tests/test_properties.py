@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from energy_transformer.checkpoint import load_checkpoint, save_checkpoint
-from energy_transformer.classify import ClassifierConfig, ETClassifier, et_classify
+from energy_transformer.classify import ClassifierConfig, ImageClassifier, et_classify
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend, descend_recorded
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from energy_transformer.evaluate import masked_mse, predict_images
@@ -280,7 +280,7 @@ def test_cli_bad_files(tmp_path, bad):
 @given(T=st.integers(0, 3), shape=st.sampled_from([(1, 28, 28), (28, 28), (2, 1, 28, 28), (1, 27, 28)]),
        dtype=st.sampled_from([np.uint8, np.float32]))
 def test_classifier_inputs(T, shape, dtype):
-    clf = ETClassifier(ClassifierConfig(patch_size=7, et=ETConfig.small(), T=T), key=jax.random.key(0))
+    clf = ImageClassifier(ClassifierConfig(patch_size=7, et=ETConfig.small(), T=T), key=jax.random.key(0))
     x = (np.random.default_rng(0).random(shape) * (255 if dtype == np.uint8 else 1)).astype(dtype)
     out = finite_or_clear_error(lambda: clf.predict_proba(x))
     assert (out is not None) == (shape == (2, 1, 28, 28) and dtype == np.float32)
