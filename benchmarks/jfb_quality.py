@@ -24,12 +24,13 @@ for p in (str(ROOT), str(ROOT / "benchmarks")):
 import jax  # noqa: E402
 from equal_time import train_for_seconds  # noqa: E402
 
-from energy_transformer.image import ImageEnergyTransformer  # noqa: E402
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
 from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
 
 
 def run(seconds: float, ks: list[int], final_eval_size: int = 2000) -> dict:
     mc, task, tc = preset("fashion_mnist")
+    mc, tc = ImageETConfig.fashion_mnist(), replace(tc, lr=2e-3)  # the paper-sized block these were measured with
     task = replace(task, eval_size=64, final_eval_size=final_eval_size)
     rows = {}
     for k in [None, *ks]:

@@ -30,7 +30,7 @@ for p in (str(ROOT), str(ROOT / "benchmarks")):
 from equal_time import train_for_seconds  # noqa: E402
 
 from energy_transformer.core import count_params  # noqa: E402
-from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, TransformerMAE, matched_mae  # noqa: E402
 from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
 from energy_transformer.kjv import lm_evaluator, lm_preset, train_language_model  # noqa: E402
 from energy_transformer.text import CharVocab, kjv_splits  # noqa: E402
@@ -38,6 +38,7 @@ from energy_transformer.text import CharVocab, kjv_splits  # noqa: E402
 
 def run(seconds: float, final_eval_size: int = 2000) -> dict:
     mc, task, tc = preset("fashion_mnist")
+    mc, tc = ImageETConfig.fashion_mnist(), replace(tc, lr=2e-3)  # the paper-sized block these were measured with
     task = replace(task, eval_size=500, final_eval_size=final_eval_size)
     makers = {"ET": lambda: ImageEnergyTransformer(mc, key=jax.random.PRNGKey(tc.seed)),
               "matched transformer": lambda: TransformerMAE(matched_mae(mc), key=jax.random.PRNGKey(tc.seed))}
