@@ -22,7 +22,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'leaf_name', 'path_name', 'named_leaves', 'atomic_write', 'write_json', 'save_checkpoint',
-           'read_checkpoint', 'fill_tree', 'config_class', 'load_checkpoint', 'checkpoint_dir', 'checkpoint_path']
+           'read_checkpoint', 'fill_tree', 'config_class', 'load_checkpoint', 'checkpoint_dir', 'checkpoint_path',
+           'resolve_checkpoint']
 
 # %% ../nbs/11_checkpoint.ipynb #aad2b4d7
 CHECKPOINT_FORMAT = "energy_transformer.checkpoint/2"
@@ -171,3 +172,11 @@ def checkpoint_path(name: str,  # a shipped checkpoint's file stem, e.g. "fashio
         have = sorted(q.stem for q in checkpoint_dir().glob('*.npz'))
         raise FileNotFoundError(f"no shipped checkpoint {name!r} (available: {have})")
     return p
+
+
+def resolve_checkpoint(name_or_path: str | os.PathLike,  # a shipped name ("natural") or a checkpoint file
+                       ) -> Path:
+    "The checkpoint file meant: an existing file or anything with a suffix is a path, otherwise a shipped name."
+    p = Path(name_or_path)
+    return p if p.suffix or p.is_file() else checkpoint_path(str(name_or_path))
+

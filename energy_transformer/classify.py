@@ -24,7 +24,7 @@ from jaxtyping import Array, Float, Int, PRNGKeyArray
 from skimage.transform import resize
 
 from . import core
-from .checkpoint import checkpoint_path, load_checkpoint
+from .checkpoint import load_checkpoint, resolve_checkpoint
 from .checks import as_unit_images, check_int, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
 from .data import load_fashion_mnist, load_mnist
@@ -333,9 +333,7 @@ def fit_classifier(model: AbstractClassifier, # the initial model
 def load_classifier(name_or_path: str | Path, # a shipped name ("fashion_mnist_classifier", ...) or a `.npz` file
                    ) -> ImageClassifier:
     "A classifier from a checkpoint file or a shipped name; the file says which class and configuration it holds"
-    p = Path(name_or_path)
-    if p.suffix != ".npz" and not p.exists(): p = checkpoint_path(str(name_or_path))
-    return load_checkpoint(p, ImageClassifier)
+    return load_checkpoint(resolve_checkpoint(name_or_path), ImageClassifier)
 
 # %% ../nbs/06_classification.ipynb #d9d3d97d
 def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)

@@ -8,11 +8,10 @@ Docs: https://energy-transformer.github.io/energy_transformer/pretrained.html.md
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import equinox as eqx
 
-from .checkpoint import checkpoint_dir, checkpoint_path, load_checkpoint, read_checkpoint
+from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint, resolve_checkpoint
 from .classify import ImageClassifier
 from .image import ImageEnergyTransformer, TransformerMAE
 from .language import CausalET, CausalTransformer, MaskedET
@@ -39,8 +38,7 @@ def available_models() -> list[str]:
 def load_pretrained(name_or_path: str | os.PathLike,  # a name from `available_models()` or a checkpoint file
                     ) -> eqx.Module:
     "Any shipped or saved model; its class is chosen from the checkpoint header through `MODEL_CLASSES`."
-    p = Path(name_or_path)
-    path = p if p.suffix or p.is_file() else checkpoint_path(str(name_or_path))
+    path = resolve_checkpoint(name_or_path)
     cls = read_checkpoint(path)[0].get("class")
     if cls not in MODEL_CLASSES:
         raise ValueError(f"{path}: holds a {cls!r}, not one of the known model classes {sorted(MODEL_CLASSES)}")
