@@ -1,5 +1,6 @@
-"""Tests of the project's tools (tools/build_site.py, tools/browser_test.py, tools/check_sync.py) and of the
-notebook-test command, on a tiny nbdev project built in a temporary folder (independent of the real notebooks)."""
+"""Tests of the project's tools (tools/build_site.py, tools/browser_test.py, tools/check_sync.py,
+tools/ship_checkpoint.py) and of the notebook-test command, on a tiny nbdev project built in a temporary folder
+(independent of the real notebooks)."""
 import base64
 import io
 import json
@@ -9,17 +10,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import nbformat
 import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from PIL import Image
 
+from energy_transformer.checkpoint import named_leaves, read_checkpoint, save_checkpoint
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
+from energy_transformer.pretrained import load_pretrained
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
 sys.path.insert(0, str(TOOLS))
 import build_site  # noqa: E402
 import run_notebooks  # noqa: E402
+import ship_checkpoint  # noqa: E402
 import shrink_figures  # noqa: E402
 import site_api  # noqa: E402
 import site_nav  # noqa: E402
@@ -454,3 +461,19 @@ def test_run_notebooks_saves_outputs_and_keeps_slow_ones(tmp_path):
     before = (tmp_path / "a.ipynb").read_bytes()
     with pytest.raises(RuntimeError, match="not run"): run_notebooks.run(tmp_path / "a.ipynb", ["slow"], ["slow"])
     assert (tmp_path / "a.ipynb").read_bytes() == before
+
+
+def test_ship_checkpoint_keeps_the_model_and_moves_the_log(tmp_path):
+    model = ImageEnergyTransformer(ImageETConfig.tiny(), key=jax.random.PRNGKey(0))
+    history = [{"step": s, "loss": 1.0 / s} for s in range(1, 5001)]
+    (tmp_path / "run").mkdir(); (tmp_path / "pkg").mkdir()
+    src = save_checkpoint(tmp_path / "run" / "m.npz", model, opt_state={"mu": np.ones(3)}, step=77,
+                          meta={"history": history, "final": {"mse": 0.01}})
+    (tmp_path / "run" / "m.json").write_text(json.dumps({"history": history}))
+    dest = ship_checkpoint.ship(src, tmp_path / "pkg")
+    header, arrays = read_checkpoint(dest)
+    assert header["step"] == 77 and header["meta"] == {"final": {"mse": 0.01}}  # the log is not in the header
+    assert all(k.startswith("model/") for k in arrays)                             # no optimizer state
+    for k, v in named_leaves(model).items(): np.testing.assert_array_equal(np.asarray(named_leaves(load_pretrained(dest))[k]), v)
+    assert json.loads(dest.with_suffix(".json").read_text())["history"] == history  # the log is beside it
+    assert dest.stat().st_size < src.stat().st_size / 3
