@@ -179,4 +179,3 @@ def resolve_checkpoint(name_or_path: str | os.PathLike,  # a shipped name ("natu
     "The checkpoint file meant: an existing file or anything with a suffix is a path, otherwise a shipped name."
     p = Path(name_or_path)
     return p if p.suffix or p.is_file() else checkpoint_path(str(name_or_path))
-
