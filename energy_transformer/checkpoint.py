@@ -23,7 +23,7 @@ import numpy as np
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'leaf_name', 'path_name', 'named_leaves', 'atomic_write', 'write_json', 'save_checkpoint',
            'read_checkpoint', 'fill_tree', 'config_class', 'load_checkpoint', 'checkpoint_dir', 'checkpoint_path',
-           'resolve_checkpoint']
+           'resolve_checkpoint', 'save_shipped']
 
 # %% ../nbs/11_checkpoint.ipynb #aad2b4d7
 CHECKPOINT_FORMAT = "energy_transformer.checkpoint/2"
@@ -179,3 +179,14 @@ def resolve_checkpoint(name_or_path: str | os.PathLike,  # a shipped name ("natu
     "The checkpoint file meant: an existing file or anything with a suffix is a path, otherwise a shipped name."
     p = Path(name_or_path)
     return p if p.suffix or p.is_file() else checkpoint_path(str(name_or_path))
+
+
+def save_shipped(path: str | os.PathLike,  # target file (`.npz`); its log goes to the `.json` file beside it
+                 model: eqx.Module,  # the trained model
+                 log: dict,  # its training log (`fit`'s), loss history included
+                 *, step: int,  # training step reached
+                 ) -> Path:
+    "A checkpoint to ship: the model, with the log less its loss history in the header; the whole log beside it."
+    path = save_checkpoint(path, model, step=step, meta={k: v for k, v in log.items() if k != "history"})
+    write_json(log, path.with_suffix(".json"))  # a header is stored as UTF-32 text: a long history costs megabytes there
+    return path
