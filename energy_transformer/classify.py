@@ -159,18 +159,22 @@ class AbstractClassifier(eqx.Module):
 
     def predict_proba(self, images: Float[Array, "B C Hpx Wpx"], # floats in [0, 1]
                       *, T: int | None = None, # descent steps (default: config.T; an ET only)
+                      mirror: bool = False, # average with the probabilities of each image mirrored left-right
                       chunk: int = 1000, # images per compiled call
                      ) -> Float[np.ndarray, "B K"]:
-        "Class probabilities of a batch of images"
+        "Class probabilities of a batch of images (with `mirror`, the mean over each image and its mirror image)"
         a = check_images(images, self.config.image_shape)
-        out = [jax.nn.softmax(_batch_logits(self, jnp.asarray(a[i:i + chunk]), T)) for i in range(0, len(a), chunk)]
-        return np.concatenate([np.asarray(o) for o in out]) if out else np.zeros((0, self.config.K), np.float32)
+        if not len(a): return np.zeros((0, self.config.K), np.float32)
+        def proba(v): return np.concatenate([np.asarray(jax.nn.softmax(_batch_logits(self, jnp.asarray(v[i:i + chunk]), T)))
+                                             for i in range(0, len(v), chunk)])
+        return (proba(a) + proba(a[..., ::-1])) / 2 if mirror else proba(a)
 
     def predict(self, images: Float[Array, "B C Hpx Wpx"], # floats in [0, 1]
                 *, T: int | None = None, # descent steps (default: config.T; an ET only)
+                mirror: bool = False, # decide on the mean probabilities of each image and its mirror image
                ) -> Int[np.ndarray, "B"]:
         "Most probable class of each image"
-        return self.predict_proba(images, T=T).argmax(-1)
+        return self.predict_proba(images, T=T, mirror=mirror).argmax(-1)
 
 
 # %% ../nbs/06_classification.ipynb #29c9425f
@@ -278,9 +282,10 @@ def classify_loss(model: AbstractClassifier, # any classifier
 def accuracy(model: AbstractClassifier, # any classifier
              split: Split, # images and labels
              *, T: int | None = None, # descent steps (default: config.T; an ET only)
+             mirror: bool = False, # classify on the mean probabilities of each image and its mirror image
             ) -> float:
     "Fraction of the split's images whose most probable class is their label"
-    return float(np.mean(model.predict(split.images, T=T) == split.labels))
+    return float(np.mean(model.predict(split.images, T=T, mirror=mirror) == split.labels))
 
 def labelled_batches(split: Split, # the training split
                      batch_size: int, # images per batch
@@ -357,6 +362,8 @@ def et_classify(argv: list[str] | None = None): # command-line arguments (defaul
     ap.add_argument("images", nargs="+", help="image files (PNG, JPEG, ...)")
     ap.add_argument("--model", default="fashion_mnist_classifier", help="a shipped classifier name or a checkpoint .npz path")
     ap.add_argument("--invert", action="store_true", help="use 1 - pixel (dark objects on a light background)")
+    ap.add_argument("--mirror", action="store_true",
+                    help="average the probabilities of the image and its left-right mirror image")
     args = ap.parse_args(argv)
     try: model = load_classifier(args.model)
     except (ValueError, FileNotFoundError) as e:
@@ -366,7 +373,7 @@ def et_classify(argv: list[str] | None = None): # command-line arguments (defaul
         try: image = read_image(path, model.config.image_shape, invert=args.invert)
         except (ValueError, FileNotFoundError) as e:
             print(f"et-classify: error: {e}", file=sys.stderr); failed = True; continue
-        p = model.predict_proba(image[None])[0]
+        p = model.predict_proba(image[None], mirror=args.mirror)[0]
         k = int(p.argmax())
         print(f"{path}: {model.config.classes[k]} ({p[k]:.3f})")
     if failed: sys.exit(1)
@@ -377,9 +384,11 @@ def quality_entry(model: AbstractClassifier, # a trained classifier
                   log: dict, # its training log (`fit`'s)
                   *, subset: int = 1000, # also the accuracy on the first `subset` test images (a quick check)
                  ) -> dict:
-    "One row of the quality table: class, parameter count, training budget and held-out accuracies"
-    tc, test = log["train_config"], splits["test"]
+    "One row of the quality table: class, parameter count, training budget and held-out accuracies (one view and mirrored)"
+    tc, valid, test = log["train_config"], splits["valid"], splits["test"]
     kind = f"{type(model).__name__} ({model.config.mixer})" if isinstance(model, ImageClassifier) else type(model).__name__
     return dict(model=kind, n_params=count_params(model), steps=tc["steps"], batch_size=tc["batch_size"],
-                lr=tc["lr"], valid_accuracy=accuracy(model, splits["valid"]), test_accuracy=accuracy(model, test),
+                lr=tc["lr"], valid_accuracy=accuracy(model, valid), test_accuracy=accuracy(model, test),
+                valid_accuracy_mirror=accuracy(model, valid, mirror=True),
+                test_accuracy_mirror=accuracy(model, test, mirror=True),
                 test_accuracy_subset=accuracy(model, Split(test.images[:subset], test.labels[:subset])))

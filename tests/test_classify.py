@@ -93,6 +93,17 @@ def test_et_classify_model_path_and_unreadable_file(tmp_path, tiny_checkpoint, c
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+def test_et_classify_mirror(tmp_path, tiny_checkpoint, capsys):
+    shirt = np.zeros((28, 28), np.uint8); shirt[4:20, 2:10] = 255  # asymmetric, so the two views differ
+    f = _png(tmp_path / "left.png", shirt)
+    et_classify([f, "--model", str(tiny_checkpoint), "--mirror"])
+    m = load_classifier(tiny_checkpoint)
+    x = read_image(f)[None]
+    p = (m.predict_proba(x) + m.predict_proba(x[..., ::-1])) / 2  # the two views, averaged by hand
+    k = int(p[0].argmax())
+    assert capsys.readouterr().out.strip() == f"{f}: {m.config.classes[k]} ({p[0, k]:.3f})"
+
+
 def test_console_script_help():
     exe = shutil.which("et-classify") or str(Path(sys.executable).parent / "et-classify")
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
