@@ -224,10 +224,10 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
     bar.close()
     if step < tc.steps:  # interrupted on purpose: keep the state for resuming
         save(); return eqx.combine(params, static), log
-    if evaluate is not None:
+    if evaluate is not None and not (log["evals"] and log["evals"][-1]["step"] == step):  # not again when resumed
         if progress: print(f"{name}: final evaluation at step {step} ...", file=sys.stderr, flush=True)
         run_eval()
-    if final_evaluate is not None:
+    if final_evaluate is not None and log.get("final", {}).get("step") != step:
         if progress: print(f"{name}: final held-out evaluation ...", file=sys.stderr, flush=True)
         log["final"] = dict(step=step, **final_evaluate(eqx.combine(params, static)))
     save()
