@@ -50,9 +50,10 @@ outputs: setup
 shrink: setup
 	$(PY) tools/shrink_figures.py
 
-## Also run the cells marked `#| slow` (full training runs, large sweeps).
+## Also run the cells marked `#| slow` (full training runs, large sweeps). They run only when ET_SLOW=1, in Jupyter
+## too; the shipped checkpoints and quality tables are rewritten only when ET_WRITE_SHIPPED=1 as well.
 test-slow: setup sync
-	$(BIN)/nbdev-test --n-workers 1 --timing --flags slow
+	ET_SLOW=1 $(BIN)/nbdev-test --n-workers 1 --timing --flags slow
 
 ## Load every page of the built site in headless Chromium (links and anchors, math, 390 px width, search);
 ## screenshots in screenshots/ (not published).
