@@ -327,7 +327,7 @@ class EnergyTransformer(eqx.Module):
 
 # %% ../nbs/01_energy_transformer.ipynb #d8ea31c1
 class EnergyLayerNorm(eqx.Module):
-    "Layer norm with a scalar gain: the gradient of a convex Lagrangian, acting on one token"
+    "Layer norm with a scalar gain: the gradient of a convex Lagrangian, acting on the last axis (tokens of size D)"
     gamma: Float[Array, ""] # scalar gain
     delta: Float[Array, "D"] | None # bias (None when disabled)
     D: int = eqx.field(static=True) # token dimension
@@ -345,32 +345,32 @@ class EnergyLayerNorm(eqx.Module):
 
     def _check(self, x):
         x = as_float_array(x, "EnergyLayerNorm: x")
-        if x.shape != (self.D,):
-            raise ValueError(f"EnergyLayerNorm acts on one token of shape (D,) = ({self.D},); got shape {x.shape}"
-                             " (use jax.vmap over tokens)")
+        if x.ndim == 0 or x.shape[-1] != self.D:
+            raise ValueError(f"EnergyLayerNorm acts on tokens of size D = {self.D} along the last axis, shape (..., {self.D});"
+                             f" got shape {tuple(x.shape)}")
         return x
 
     def _centre(self, x):
-        xc = x - x.mean()
-        return xc, jnp.sqrt(jnp.mean(xc * xc) + self.eps)
+        xc = x - x.mean(-1, keepdims=True)
+        return xc, jnp.sqrt(jnp.mean(xc * xc, -1, keepdims=True) + self.eps)
 
-    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
-        "g = gamma (x - mean x)/sqrt(var x + eps) + delta  (= dL/dx)"
+    def __call__(self, x: Float[Array, "*N D"]) -> Float[Array, "*N D"]:
+        "g = gamma (x - mean x)/sqrt(var x + eps) + delta  (= dL/dx), token by token"
         x = self._check(x)
         xc, s = self._centre(x)
         g = self.gamma * xc / s
         return g if self.delta is None else g + self.delta
 
-    def lagrangian(self, x: Float[Array, "D"]) -> Float[Array, ""]:
-        "L(x) = D gamma sqrt(var x + eps) + delta . x"
+    def lagrangian(self, x: Float[Array, "*N D"]) -> Float[Array, ""]:
+        "L(x) = D gamma sqrt(var x + eps) + delta . x, summed over the tokens"
         x = self._check(x)
-        L = self.D * self.gamma * self._centre(x)[1]
-        return L if self.delta is None else L + self.delta @ x
+        L = self.D * self.gamma * jnp.sum(self._centre(x)[1])
+        return L if self.delta is None else L + jnp.sum(x * self.delta)
 
-    def energy(self, x: Float[Array, "D"]) -> Float[Array, ""]:
-        "Legendre transform g.x - L(x), evaluated in the cancellation-free form -D gamma eps / sqrt(var + eps)"
+    def energy(self, x: Float[Array, "*N D"]) -> Float[Array, ""]:
+        "Legendre transform g.x - L(x) summed over the tokens, in the cancellation-free form -D gamma eps / sqrt(var + eps)"
         x = self._check(x)
-        return -self.D * self.gamma * self.eps / self._centre(x)[1]
+        return -self.D * self.gamma * self.eps * jnp.sum(1 / self._centre(x)[1])
 
 # %% ../nbs/01_energy_transformer.ipynb #085e45ca
 class Trajectory(eqx.Module):

@@ -3,8 +3,8 @@
 
 The cells run are the ones `nbdev-test` runs (nbdev's `nb_test_cells`: the project's `tst_flags`, `eval: false`,
 ...); the others, such as the cells flagged `#| slow` (full training runs), keep the outputs they have. Pass --slow
-to run those too. Each notebook runs in its own folder (`nbs/`), stops at its first failing cell, and is written back
-only if every cell ran; then `nbdev-clean` and `tools/shrink_figures.py` tidy it.
+to run those too (it sets ET_SLOW=1, without which they do nothing). Each notebook runs in its own folder (`nbs/`),
+stops at its first failing cell, and is written back only if every cell ran; then `nbdev-clean` and `tools/shrink_figures.py` tidy it.
 
 Usage: python tools/run_notebooks.py nbs/02_image_inpainting.ipynb [more notebooks] [--slow]
 """
@@ -43,10 +43,11 @@ def run(path: Path, skip_flags: list[str], force_flags: list[str] = ()) -> float
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebooks", nargs="+", type=Path)
-    ap.add_argument("--slow", action="store_true", help="also run the cells flagged `#| slow`")
+    ap.add_argument("--slow", action="store_true", help="also run the cells flagged `#| slow` (with ET_SLOW=1)")
     a = ap.parse_args(argv)
     for p in a.notebooks:
         if not p.is_file(): sys.exit(f"run_notebooks: no notebook at {p}")
+    if a.slow: os.environ["ET_SLOW"] = "1"  # the slow cells do nothing without it
     for p in a.notebooks:
         secs = run(p.resolve(), get_config().tst_flags.split(), ["slow"] if a.slow else [])
         print(f"{p}: ran in {secs:.0f} s", flush=True)
