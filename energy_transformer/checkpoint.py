@@ -7,12 +7,14 @@ Docs: https://energy-transformer.github.io/energy_transformer/checkpoint.html.md
 # %% ../nbs/11_checkpoint.ipynb #ckptimp1
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import json
 import os
+import socket
 import sys
 import tempfile
-import zipfile
+import uuid
 from pathlib import Path
 
 import equinox as eqx
@@ -20,10 +22,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .checks import check_stem, read_npz
+
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'leaf_name', 'path_name', 'named_leaves', 'atomic_write', 'write_json', 'save_checkpoint',
            'read_checkpoint', 'fill_tree', 'config_class', 'load_checkpoint', 'checkpoint_dir', 'checkpoint_path',
-           'resolve_checkpoint', 'save_shipped']
+           'resolve_checkpoint', 'save_run', 'read_log', 'run_lock', 'save_shipped']
 
 # %% ../nbs/11_checkpoint.ipynb #aad2b4d7
 CHECKPOINT_FORMAT = "energy_transformer.checkpoint/2"
@@ -47,11 +51,8 @@ def named_leaves(tree) -> dict[str, jax.Array]:
     return {path_name(p): leaf for p, leaf in leaves}
 
 
-def atomic_write(path: str | os.PathLike,  # target file
-                 write,  # `write(f)` writes the content to the binary file object `f`
-                 ) -> Path:
-    "Write a file through a temporary file in the same folder renamed over `path`: never half-written."
-    path = Path(path)
+def _temp_file(path: Path, write) -> str:
+    "A complete, fsynced temporary file beside `path` holding what `write(f)` writes (removed if writing fails)."
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -60,16 +61,34 @@ def atomic_write(path: str | os.PathLike,  # target file
             f.flush(); os.fsync(f.fileno())
         umask = os.umask(0); os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes owner-only files; use the usual permissions
-        os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp): os.remove(tmp)
         raise
+    return tmp
+
+
+def atomic_write(path: str | os.PathLike,  # target file
+                 write,  # `write(f)` writes the content to the binary file object `f`
+                 ) -> Path:
+    "Write a file through a temporary file in the same folder renamed over `path`: never half-written."
+    path = Path(path)
+    os.replace(_temp_file(path, write), path)
     return path
 
 
 def write_json(obj, path: str | os.PathLike) -> Path:
     "`obj` as indented JSON, written atomically."
     return atomic_write(path, lambda f: f.write(json.dumps(obj, indent=1).encode()))
+
+
+def _checkpoint_writer(model, opt_state, step, meta, save_id=None):
+    "`write(f)` for `_temp_file`: the model's (and optimizer's) arrays and the header, as one `.npz`"
+    arrays = {f"model/{k}": np.asarray(v) for k, v in named_leaves(model).items()}
+    if opt_state is not None: arrays.update({f"opt/{k}": np.asarray(v) for k, v in named_leaves(opt_state).items()})
+    header = {"format": CHECKPOINT_FORMAT, "class": type(model).__name__, "config": model.config.to_dict(),
+              "step": int(step or 0), "meta": meta or {}, "arrays": {k: list(v.shape) for k, v in arrays.items()}}
+    if save_id is not None: header["save_id"] = save_id
+    return lambda f: np.savez(f, header=np.array(json.dumps(header)), **arrays)
 
 
 def save_checkpoint(path: str | os.PathLike,  # target file (`.npz`)
@@ -79,24 +98,26 @@ def save_checkpoint(path: str | os.PathLike,  # target file (`.npz`)
                     meta: dict | None = None,  # free-form JSON-serialisable metadata
                     ) -> Path:
     "Write `model` (and optionally the optimizer state) to one `.npz` file atomically; returns the path."
-    arrays = {f"model/{k}": np.asarray(v) for k, v in named_leaves(model).items()}
-    if opt_state is not None: arrays.update({f"opt/{k}": np.asarray(v) for k, v in named_leaves(opt_state).items()})
-    header = {"format": CHECKPOINT_FORMAT, "class": type(model).__name__, "config": model.config.to_dict(),
-              "step": int(step or 0), "meta": meta or {}, "arrays": {k: list(v.shape) for k, v in arrays.items()}}
-    return atomic_write(path, lambda f: np.savez(f, header=np.array(json.dumps(header)), **arrays))
+    return atomic_write(path, _checkpoint_writer(model, opt_state, step, meta))
 
 
 def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
-    "Header and arrays of a checkpoint file, checked against each other (`ValueError` if unreadable)."
+    "Header and arrays of a checkpoint file, checked against each other and for finite real values (`ValueError` if not)."
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"no checkpoint file at {path}")
+    arrays = read_npz(path, "readable checkpoint")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if "header" not in z.files: raise ValueError("it has no 'header' entry")
-            header = json.loads(str(z["header"]))
-            arrays = {k: z[k] for k in z.files if k != "header"}
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError, json.JSONDecodeError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable checkpoint (truncated or corrupt file?): {e}") from None
+        if "header" not in arrays: raise ValueError("it has no 'header' entry")
+        header = json.loads(str(arrays.pop("header")))
+        if not isinstance(header, dict): raise ValueError(f"its header is a JSON {type(header).__name__}, not an object")
+    except (json.JSONDecodeError, ValueError, RecursionError) as e:
+        why = "its header is nested too deeply" if isinstance(e, RecursionError) else str(e)
+        raise ValueError(f"{path}: not a readable checkpoint ({why})") from None
+    for k, a in arrays.items():
+        if a.dtype.kind not in "fiub":
+            raise ValueError(f"{path}: array {k!r} has dtype {a.dtype}; a checkpoint holds real numbers only")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ValueError(f"{path}: array {k!r} has {int((~np.isfinite(a)).sum())} NaN or infinite values")
     if header.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: unknown checkpoint format {header.get('format')!r}, expected {CHECKPOINT_FORMAT!r}")
     listed = header.get("arrays", {})
@@ -167,7 +188,7 @@ def checkpoint_dir() -> Path:
 def checkpoint_path(name: str,  # a shipped checkpoint's file stem, e.g. "fashion_mnist"
                     ) -> Path:
     "Path of a checkpoint shipped in the package (`FileNotFoundError` listing the available ones)."
-    p = checkpoint_dir() / f"{name}.npz"
+    p = checkpoint_dir() / f"{check_stem(name, 'a shipped checkpoint name')}.npz"
     if not p.is_file():
         have = sorted(q.stem for q in checkpoint_dir().glob('*.npz'))
         raise FileNotFoundError(f"no shipped checkpoint {name!r} (available: {have})")
@@ -181,12 +202,84 @@ def resolve_checkpoint(name_or_path: str | os.PathLike,  # a shipped name ("natu
     return p if p.suffix or p.is_file() else checkpoint_path(str(name_or_path))
 
 
+def save_run(path: str | os.PathLike,  # the `.npz` file; the log goes to the `.json` file beside it
+             model: eqx.Module,  # the model
+             log: dict,  # the run's log, written whole to the `.json`
+             *, step: int,  # training step reached
+             opt_state=None,  # optimizer state, for resuming
+             meta: dict | None = None,  # the `.npz` header's metadata (default: `log`)
+             ) -> Path:
+    """The `.npz`/`.json` pair written as one unit: both complete under temporary names first, then renamed, the
+    `.npz` first. Both carry the same `save_id`, so a reader (`read_log`) can tell a pair cut by a crash between the
+    two renames; the `.npz` alone holds everything needed to resume."""
+    path, save_id, tmps = Path(path), uuid.uuid4().hex, []
+    try:
+        tmps.append(_temp_file(path, _checkpoint_writer(model, opt_state, step, log if meta is None else meta, save_id)))
+        tmps.append(_temp_file(path.with_suffix(".json"),
+                               lambda f: f.write(json.dumps({**log, "save_id": save_id}, indent=1).encode())))
+    except BaseException:
+        for t in tmps: os.remove(t)
+        raise
+    os.replace(tmps[0], path)
+    os.replace(tmps[1], path.with_suffix(".json"))
+    return path
+
+
+def read_log(path: str | os.PathLike,  # a run's `.json` log (or its `.npz`)
+             ) -> dict:
+    "A run's log, checked to come from the same save as the `.npz` beside it (`ValueError` for a mixed pair)."
+    path = Path(path).with_suffix(".json")
+    try: log = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError, RecursionError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not a readable log ({type(e).__name__})") from None
+    npz = path.with_suffix(".npz")
+    theirs = read_checkpoint(npz)[0].get("save_id") if npz.is_file() else None
+    if theirs is not None and log.get("save_id") != theirs:
+        raise ValueError(f"{path} and {npz.name} come from different saves (interrupted between the two); "
+                         f"the .npz holds the run's state")
+    return log
+
+
+def _lock_owner(lock: Path) -> tuple[str, int] | None:
+    "(host, process id) written in a lock file, or None while it is being written or unreadable"
+    try: host, pid = lock.read_text().split()
+    except (OSError, ValueError): return None
+    return (host, int(pid)) if pid.isdigit() else None
+
+
+def _alive(owner: tuple[str, int] | None) -> bool:
+    "Whether the process holding a lock may still run (a process of another machine, or an unreadable lock: yes)"
+    if owner is None or owner[0] != socket.gethostname(): return True
+    try: os.kill(owner[1], 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True
+    return True
+
+
+@contextlib.contextmanager
+def run_lock(path: str | os.PathLike,  # the file a run writes (its `.npz`)
+             ):
+    """Hold `<path>.lock` while a run writes `path`: created with `O_EXCL`, so a second writer gets a one-line
+    `ValueError`; a lock left by a killed process of this machine is taken over."""
+    lock = Path(path).with_suffix(".lock")
+    for attempt in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644); break
+        except FileExistsError:
+            owner = _lock_owner(lock)
+            if attempt == 0 and not _alive(owner): lock.unlink(missing_ok=True); continue
+            who = f"process {owner[1]} on {owner[0]}" if owner else "another process"
+            raise ValueError(f"{path}: another run ({who}) is writing it (lock {lock}; remove it if no run is)") from None
+    with os.fdopen(fd, "w") as f: f.write(f"{socket.gethostname()} {os.getpid()}")
+    try: yield lock
+    finally: lock.unlink(missing_ok=True)
+
+
 def save_shipped(path: str | os.PathLike,  # target file (`.npz`); its log goes to the `.json` file beside it
                  model: eqx.Module,  # the trained model
                  log: dict,  # its training log (`fit`'s), loss history included
                  *, step: int,  # training step reached
                  ) -> Path:
     "A checkpoint to ship: the model, with the log less its loss history in the header; the whole log beside it."
-    path = save_checkpoint(path, model, step=step, meta={k: v for k, v in log.items() if k != "history"})
-    write_json(log, path.with_suffix(".json"))  # a header is stored as UTF-32 text: a long history costs megabytes there
-    return path
+    # a header is stored as UTF-32 text: a long history costs megabytes there, so it goes only to the .json
+    return save_run(path, model, log, step=step, meta={k: v for k, v in log.items() if k != "history"})

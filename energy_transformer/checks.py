@@ -7,12 +7,20 @@ Docs: https://energy-transformer.github.io/energy_transformer/checks.html.md"""
 # %% ../nbs/18_checks.ipynb #32ad5fcc
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 # %% auto #0
-__all__ = ['float_dtype', 'concrete', 'as_float_array', 'check_tokens', 'as_float_pixels', 'as_unit_images', 'check_int']
+__all__ = ['MAX_STEPS', 'MAX_GENERATE', 'MAX_ARRAY_BYTES', 'MAX_PHOTO_PIXELS', 'float_dtype', 'concrete', 'as_float_array',
+           'check_finite', 'check_real', 'check_key', 'check_ids', 'check_tokens', 'as_float_pixels', 'as_unit_images',
+           'check_int', 'check_stem', 'check_size', 'read_npz', 'check_pixels', 'check_output_dir']
 
 # %% ../nbs/18_checks.ipynb #25d4c27a
 def float_dtype() -> np.dtype:
@@ -39,19 +47,78 @@ def as_float_array(x, # an array of real numbers (array, nested list or scalar)
         raise TypeError(f"{name} must be an array of real numbers, got {type(x).__name__} of dtype {a.dtype}")
     return jnp.asarray(a, float_dtype())
 
+# %% ../nbs/18_checks.ipynb #h27num02
+MAX_STEPS = 10_000  # descent steps T accepted by any entry point (the pages use at most a few hundred)
+MAX_GENERATE = 20_000  # characters one call of `generate` (`et-generate --length`) produces at most
+
+def check_finite(x, # an array (traced arrays pass unchecked)
+                 name: str, # the argument's name
+                ):
+    "`x` unchanged, or a one-line `ValueError` counting its NaN or infinite entries when its value is known"
+    v = concrete(x)
+    if v is not None and v.size and v.dtype.kind in "fc" and not np.isfinite(v).all():
+        raise ValueError(f"{name} has {int((~np.isfinite(v)).sum())} NaN or infinite entries")
+    return x
+
+def _interval(low, high, low_open, high_open) -> str:
+    if high is None: return f"{'>' if low_open else '>='} {low}"
+    if low is None: return f"{'<' if high_open else '<='} {high}"
+    return f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+
+def check_real(owner: str, # the function or class, for the message
+               name: str, # the argument or field
+               v, # its value: a number or a scalar array (traced: unchecked)
+               low: float | None = None, # the lower bound (None: none)
+               high: float | None = None, # the upper bound (None: none)
+               *, low_open: bool = False, # exclude `low` itself
+               high_open: bool = False, # exclude `high` itself
+              ):
+    "`v` unchanged when it is a finite real scalar in the interval (or traced), else a one-line `ValueError`"
+    fail = lambda: ValueError(f"{owner}.{name} must be a finite number {_interval(low, high, low_open, high_open)}, got {v!r}")
+    if isinstance(v, (bool, str, bytes)) or v is None: raise fail()
+    try: a = concrete(v)
+    except (TypeError, ValueError): raise fail() from None
+    if a is None: return v  # traced
+    if a.shape != () or a.dtype.kind not in "fiu": raise fail()
+    x = float(a)
+    if (not np.isfinite(x) or (low is not None and (x < low or (low_open and x == low)))
+            or (high is not None and (x > high or (high_open and x == high)))): raise fail()
+    return v
+
+def check_key(key, # a JAX random key: `jax.random.key(seed)` (or the legacy `jax.random.PRNGKey(seed)`)
+              name: str = "key", # the argument's name
+             ):
+    "`key` unchanged when it is one JAX random key, else a one-line `TypeError` naming the argument"
+    if isinstance(key, (jax.Array, np.ndarray)):
+        if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) and key.shape == (): return key
+        if key.dtype == np.uint32 and key.shape == (2,): return key  # a legacy raw key
+        what = f"an array of dtype {key.dtype} and shape {tuple(key.shape)}"
+    else: what = f"{type(key).__name__} {key!r}"[:80]
+    raise TypeError(f"{name} must be one JAX random key such as jax.random.key(0), got {what}")
+
+def check_ids(ids, # integer token ids (traced: unchecked)
+              V: int, # the number of symbols: ids must be in [0, V)
+              name: str = "token ids", # the argument's name
+             ):
+    "`ids` unchanged when its known values are in [0, `V`), else a one-line `ValueError` (a gather would clamp them)"
+    v = concrete(ids)
+    if v is not None and v.size and (v.min() < 0 or v.max() >= V):
+        raise ValueError(f"{name} must be in [0, {V}) (the vocabulary), got values from {v.min()} to {v.max()}")
+    return ids
+
 # %% ../nbs/18_checks.ipynb #2107c19f
 def check_tokens(x, # token states
                  D: int, # the model's token dimension
                  name: str = "tokens", # the argument's name
                 ) -> jax.Array:
-    "`x` as a float (N, D) array with N >= 1, or a one-line error naming the problem"
+    "`x` as a float (N, D) array with N >= 1 and finite values (when known), or a one-line error naming the problem"
     x = as_float_array(x, name)
     if x.ndim != 2:
         raise ValueError(f"{name} must be one example of shape (N, D={D}), got rank {x.ndim} shape {tuple(x.shape)}"
                          + ("; use jax.vmap for a batch" if x.ndim == 3 else ""))
     if x.shape[1] != D: raise ValueError(f"{name} must have D={D} features per token, got shape {tuple(x.shape)}")
     if x.shape[0] == 0: raise ValueError(f"{name} has no tokens (shape {tuple(x.shape)}); N must be >= 1")
-    return x
+    return check_finite(x, name)
 
 def as_float_pixels(x, # pixel values as floats (in [0, 1], or normalised)
                     name: str = "images", # the argument's name
@@ -66,20 +133,100 @@ def as_unit_images(x, # images, pixel values in [0, 1]
                    name: str = "images", # the argument's name
                   ) -> jax.Array:
     "`x` as float pixels in [0, 1]; integer pixels and out-of-range or non-finite values are a one-line error"
-    a = as_float_pixels(x, name)
+    a = check_finite(as_float_pixels(x, name), name)
     v = concrete(a)
-    if v is not None and v.size:
-        if not np.isfinite(v).all(): raise ValueError(f"{name} has {int((~np.isfinite(v)).sum())} NaN or infinite values")
-        if v.min() < 0 or v.max() > 1:
-            raise ValueError(f"{name} must be in [0, 1], got values from {v.min():.4g} to {v.max():.4g}")
+    if v is not None and v.size and (v.min() < 0 or v.max() > 1):
+        raise ValueError(f"{name} must be in [0, 1], got values from {v.min():.4g} to {v.max():.4g}")
     return a
 
 def check_int(owner: str, # the function or class, for the message
               name: str, # the argument or field
               v, # its value
               low: int = 1, # the smallest allowed value
+              high: int | None = None, # the largest allowed value (None: no bound)
              ) -> int:
-    "`v` as an int (a bool is not one) >= `low`, or a one-line `ValueError`"
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{owner}.{name} must be an int >= {low}, got {v!r}")
+    "`v` as an int (a bool is not one) in [`low`, `high`], or a one-line `ValueError`"
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low or (high is not None and v > high):
+        raise ValueError(f"{owner}.{name} must be an int " + (f">= {low}" if high is None else f"in [{low}, {high}]")
+                         + f", got {v!r}")
     return int(v)
+
+# %% ../nbs/18_checks.ipynb #h27fil02
+MAX_ARRAY_BYTES = 2**30  # the largest array (and the largest sum of arrays) a file may declare: 1 GiB
+MAX_PHOTO_PIXELS = 25_000_000  # the largest photo `read_photo` decodes (25 megapixels, about 1 GB while filled in)
+
+def check_stem(name, # a file name without folders, e.g. a run's name
+               what: str = "name", # the argument's name
+              ) -> str:
+    "`name` when it is a plain file name (no folder part, not `.` or `..`), else a one-line `ValueError`"
+    if (not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name
+            or name != name.strip()):
+        raise ValueError(f"{what} must be a plain file name without folders, got {name!r}")
+    return name
+
+def check_size(shape: tuple, # the declared shape
+               dtype: np.dtype, # the declared dtype
+               name: str, # what declares it, for the message
+               limit: int = MAX_ARRAY_BYTES, # bytes allowed
+              ) -> int:
+    "The bytes an array of `shape` and `dtype` takes, or a one-line `ValueError` when more than `limit`"
+    n = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize  # Python ints: no overflow
+    if n > limit:
+        raise ValueError(f"{name} declares shape {tuple(shape)} of {np.dtype(dtype)} ({n / 2**20:.0f} MiB), "
+                         f"more than the {limit / 2**20:.0f} MiB allowed")
+    return n
+
+def _npy_header(f) -> tuple[tuple, np.dtype]:
+    "Shape and dtype from the start of a `.npy` stream"
+    version = np.lib.format.read_magic(f)
+    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+    if read is None: raise ValueError(f"unsupported .npy format version {version}")
+    shape, _, dtype = read(f)
+    return shape, dtype
+
+def read_npz(path: str | os.PathLike, # a `.npz` archive
+             what: str = ".npz archive", # what the file should be, for the message
+             limit: int = MAX_ARRAY_BYTES, # bytes its arrays may declare in all
+            ) -> dict[str, np.ndarray]:
+    "The arrays of a `.npz` file, read without pickle; declared sizes are checked before anything is decompressed"
+    path = Path(path)
+    if not path.is_file(): raise FileNotFoundError(f"no file at {path}")
+    with open(path, "rb") as f: start = f.read(6)
+    if start == b"\x93NUMPY": raise ValueError(f"{path}: not a {what} (it is a .npy file, which holds one bare array)")
+    try:
+        total = 0
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                if not info.filename.endswith(".npy"): raise ValueError(f"member {info.filename!r} is not a .npy array")
+                with zf.open(info) as f: shape, dtype = _npy_header(f)
+                if dtype.hasobject: raise ValueError(f"member {info.filename!r} holds Python objects (pickle)")
+                total += check_size(shape, dtype, f"{path}: array {info.filename[:-4]!r}", limit)
+                if total > limit: raise ValueError(f"its arrays declare more than the {limit / 2**20:.0f} MiB allowed")
+        with np.load(path, allow_pickle=False) as z: return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, RecursionError) as e:
+        if str(e).startswith(f"{path}: "): raise ValueError(str(e)) from None  # check_size's own message
+        raise ValueError(f"{path}: not a {what} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+
+def check_pixels(width: int, height: int, # the size an image file declares
+                 name: str, # the file, for the message
+                 limit: int = MAX_PHOTO_PIXELS, # pixels allowed
+                ) -> None:
+    "A one-line `ValueError` when an image declares more than `limit` pixels (checked before decoding)"
+    if width * height > limit:
+        raise ValueError(f"{name}: {width}x{height} = {width * height / 1e6:.1f} megapixels, more than the "
+                         f"{limit / 1e6:g} allowed (scale the photo down)")
+
+def check_output_dir(path: str | os.PathLike, # the folder to write into (created when missing)
+                     what: str = "out", # the argument's name
+                     need: int = 0, # bytes that must be free there
+                    ) -> Path:
+    "`path` as a folder that exists (made if needed), can be written and has `need` bytes free, else a one-line `ValueError`"
+    path = Path(path)
+    if path.exists() and not path.is_dir(): raise ValueError(f"{what}: {path} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path): pass
+    except OSError as e: raise ValueError(f"{what}: cannot write in {path} ({e.strerror or e})") from None
+    free = shutil.disk_usage(path).free
+    if free < need: raise ValueError(f"{what}: {free / 2**20:.1f} MiB free in {path}, {need / 2**20:.1f} MiB needed")
+    return path

@@ -7,10 +7,13 @@ Docs: https://energy-transformer.github.io/energy_transformer/train.html.md"""
 # %% ../nbs/13_train.ipynb #ca8fae2a
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -24,13 +27,13 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from tqdm.auto import tqdm
 
-from .checkpoint import fill_tree, leaf_name, load_checkpoint, read_checkpoint, save_checkpoint, write_json
-from .checks import check_int
+from .checkpoint import fill_tree, leaf_name, load_checkpoint, read_checkpoint, run_lock, save_run
+from .checks import check_int, check_output_dir, check_real, check_stem
 from .core import count_params
 
 # %% auto #0
 __all__ = ['FROZEN', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate',
-           'shard_batch', 'make_train_step', 'fit', 'load_train_state']
+           'shard_batch', 'make_train_step', 'TrainingInterrupted', 'fit', 'load_train_state']
 
 # %% ../nbs/13_train.ipynb #79ce5bee
 class JSONConfig:
@@ -65,9 +68,12 @@ class TrainConfig(JSONConfig):
 
     def __post_init__(self):
         for k in ("steps", "batch_size", "eval_every", "log_every"): check_int("TrainConfig", k, getattr(self, k))
-        check_int("TrainConfig", "seed", self.seed, 0)
-        if not self.lr > 0: raise ValueError(f"TrainConfig.lr must be > 0, got {self.lr}")
-        if not 0 <= self.warmup < 1: raise ValueError(f"TrainConfig.warmup must be in [0, 1), got {self.warmup}")
+        check_int("TrainConfig", "seed", self.seed, 0, 2**31 - 1)
+        for k, low, high, open_low, open_high in (("lr", 0, None, True, False), ("warmup", 0, 1, False, True),
+                                                  ("end_lr", 0, None, False, False), ("weight_decay", 0, None, False, False),
+                                                  ("b1", 0, 1, False, True), ("b2", 0, 1, False, True),
+                                                  ("clip", 0, None, True, False)):
+            check_real("TrainConfig", k, getattr(self, k), low, high, low_open=open_low, high_open=open_high)
 
 # %% ../nbs/13_train.ipynb #03310404
 FROZEN = ("alpha", "beta")  # array fields kept fixed in training (by field name)
@@ -140,6 +146,31 @@ def _optimizer_and_step(loss_fn: Callable, tc: TrainConfig):
 def _same_json(a, b) -> bool: return json.loads(json.dumps(a)) == json.loads(json.dumps(b))
 
 
+class TrainingInterrupted(KeyboardInterrupt):
+    "Ctrl-C or SIGTERM stopped `fit`; the state was saved first when it has an output folder (the message says where)"
+    def __init__(self, step: int, steps: int, checkpoint: Path | None):
+        self.step, self.steps, self.checkpoint = step, steps, checkpoint
+        super().__init__(f"interrupted at step {step} of {steps}; " + (f"the state is saved in {checkpoint}" if checkpoint
+                                                                       else "nothing was saved (no output folder)"))
+
+
+@contextlib.contextmanager
+def _stop_requests():
+    "A flag that SIGINT and SIGTERM set (the loop then stops after its step and saves); a second signal interrupts at once"
+    flag = {"signal": None}
+    if threading.current_thread() is not threading.main_thread(): yield flag; return  # handlers live in the main thread
+    def handler(signum, frame):
+        if flag["signal"] is not None: raise KeyboardInterrupt
+        flag["signal"] = signum
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try: yield flag
+    finally:
+        for s, h in old.items(): signal.signal(s, h)
+
+
+def _nbytes(tree) -> int: return int(sum(x.nbytes for x in jax.tree.leaves(eqx.filter(tree, eqx.is_array))))
+
+
 def fit(model: eqx.Module,  # the initial model (its class has a `config` with `to_dict()`)
         loss_fn: Callable,  # `loss_fn(model, batch, key) -> scalar`, pure JAX
         batches: Callable[[int], Iterator],  # `batches(start_step)` yields the training batches from that step on
@@ -155,6 +186,18 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
         mesh: Mesh | None = None,  # devices to split each batch over (default: all)
         ) -> tuple[eqx.Module, dict]:
     "Train `model` with AdamW on `loss_fn`; returns the trained model and the log (also written to `out`)."
+    check_stem(name, "name")
+    ckpt = Path(out) / f"{name}.npz" if out is not None else None
+    with contextlib.ExitStack() as stack:
+        if ckpt is not None:  # checked before any work: room for a new checkpoint (parameters and two Adam moments)
+            check_output_dir(out, "out", need=6 * _nbytes(model) + 2**20)  # beside the old one until it is replaced
+            stack.enter_context(run_lock(ckpt))
+        return _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resume, progress, stop_at, meta,
+                    mesh, stack.enter_context(_stop_requests()))
+
+
+def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resume, progress, stop_at, meta, mesh, stop):
+    "`fit` once its output folder is checked and locked; `stop` is the flag that SIGINT and SIGTERM set"
     t_start = time.time()
     mesh = make_mesh() if mesh is None else mesh
     if tc.batch_size % mesh.size:
@@ -166,7 +209,6 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
                n_params=count_params(params), devices=[str(d) for d in mesh.devices.flat], jax_version=jax.__version__,
                **(meta or {}), history=[], evals=[], train_time_s=0.0, wall_time_s=0.0)
     step = 0
-    ckpt = Path(out) / f"{name}.npz" if out is not None else None
     if resume and ckpt is not None and ckpt.exists():
         header, arrays = read_checkpoint(ckpt)
         for what, theirs, ours in (("model class", header.get("class"), type(model).__name__),
@@ -183,9 +225,11 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
 
     def save():
         log["wall_time_s"] = round(wall0 + time.time() - t_start, 1)
+        if window: log["pending_losses"] = [float(v) for v in jax.device_get(window)]  # steps not yet in `history`
+        else: log.pop("pending_losses", None)
         if ckpt is None: return
-        save_checkpoint(ckpt, eqx.combine(params, static), opt_state=opt_state, step=step, meta=log)
-        write_json(log, ckpt.with_suffix(".json"))
+        try: save_run(ckpt, eqx.combine(params, static), log, step=step, opt_state=opt_state)
+        except OSError as e: raise OSError(f"cannot save {ckpt} ({e.strerror or e}); its previous version is kept") from None
 
     def run_eval():
         r = evaluate(eqx.combine(params, static))
@@ -195,7 +239,7 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
     stream, key0, schedule = batches(step), jax.random.PRNGKey(tc.seed + 1), make_schedule(tc)
     last = tc.steps if stop_at is None else min(stop_at, tc.steps)
     bar = tqdm(total=tc.steps, initial=step, disable=not progress, desc=name, dynamic_ncols=True, mininterval=1.0)
-    window, t_win = [], time.time()
+    window, t_win = list(log.pop("pending_losses", [])), time.time()  # losses of an interrupted window
 
     def flush():  # the mean loss of the steps since the last entry; also before every save, so a resume leaves no gap
         nonlocal window, t_win
@@ -209,28 +253,33 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
         window, t_win = [], now
         if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
 
-    while step < last:
-        params, opt_state, loss = train_step(params, static, opt_state, shard_batch(next(stream), mesh),
-                                             jax.random.fold_in(key0, step))
-        step += 1; window.append(loss)
-        if step % tc.log_every == 0 or step == last: flush()
-        bar.update(1)
-        if step % tc.eval_every == 0 and step < tc.steps:
-            flush()
-            if evaluate is not None:
-                r = run_eval()
-                if progress: bar.write(f"step {step}: " + ", ".join(f"{k} {v:.5g}" for k, v in r.items()))
-            save(); t_win = time.time()
-    bar.close()
-    if step < tc.steps:  # interrupted on purpose: keep the state for resuming
-        save(); return eqx.combine(params, static), log
-    if evaluate is not None and not (log["evals"] and log["evals"][-1]["step"] == step):  # not again when resumed
-        if progress: print(f"{name}: final evaluation at step {step} ...", file=sys.stderr, flush=True)
-        run_eval()
-    if final_evaluate is not None and log.get("final", {}).get("step") != step:
-        if progress: print(f"{name}: final held-out evaluation ...", file=sys.stderr, flush=True)
-        log["final"] = dict(step=step, **final_evaluate(eqx.combine(params, static)))
-    save()
+    done = False  # trained and evaluated to the end
+    try:
+        while step < last and stop["signal"] is None:
+            params, opt_state, loss, step = (*train_step(params, static, opt_state, shard_batch(next(stream), mesh),
+                                                         jax.random.fold_in(key0, step)), step + 1)  # one assignment
+            window.append(loss)
+            if step % tc.log_every == 0 or step == last: flush()
+            bar.update(1)
+            if step % tc.eval_every == 0 and step < tc.steps:
+                flush()
+                if evaluate is not None:
+                    r = run_eval()
+                    if progress: bar.write(f"step {step}: " + ", ".join(f"{k} {v:.5g}" for k, v in r.items()))
+                save(); t_win = time.time()
+        bar.close()
+        if step == tc.steps and stop["signal"] is None:
+            if evaluate is not None and not (log["evals"] and log["evals"][-1]["step"] == step):  # not again when resumed
+                if progress: print(f"{name}: final evaluation at step {step} ...", file=sys.stderr, flush=True)
+                run_eval()
+            if final_evaluate is not None and log.get("final", {}).get("step") != step:
+                if progress: print(f"{name}: final held-out evaluation ...", file=sys.stderr, flush=True)
+                log["final"] = dict(step=step, **final_evaluate(eqx.combine(params, static)))
+            done = True
+    except KeyboardInterrupt: stop["signal"] = stop["signal"] or signal.SIGINT
+    finally: bar.close()
+    save()  # at the end, at `stop_at`, or on a stop request: the state for resuming
+    if stop["signal"] is not None and not done: raise TrainingInterrupted(step, tc.steps, ckpt)
     return eqx.combine(params, static), log
 
 # %% ../nbs/13_train.ipynb #cbaacb37

@@ -144,9 +144,11 @@ def test_11_resumed_log_has_no_gap(tmp_path):
 
     tc = TrainConfig(steps=30, batch_size=8, lr=0.05, warmup=0.0, eval_every=7, log_every=5)
     model = Line(tc, key=jax.random.key(0))
-    _, whole = fit(model, loss, batches, tc, progress=False)
-    with pytest.raises(KeyboardInterrupt): fit(model, loss, crashing, tc, out=tmp_path, name="l", progress=False)
-    assert json.loads((tmp_path / "l.json").read_text())["history"][-1]["step"] == 7
-    _, again = fit(model, loss, batches, tc, out=tmp_path, name="l", resume=True, progress=False)
+    whole_m, whole = fit(model, loss, batches, tc, progress=False)
+    with pytest.raises(KeyboardInterrupt, match="interrupted at step 12 of 30; the state is saved in"):
+        fit(model, loss, crashing, tc, out=tmp_path, name="l", progress=False)
+    assert json.loads((tmp_path / "l.json").read_text())["history"][-1]["step"] == 10  # 11 and 12 are pending
+    again_m, again = fit(model, loss, batches, tc, out=tmp_path, name="l", resume=True, progress=False)
     assert [h["step"] for h in again["history"]] == [h["step"] for h in whole["history"]]
     np.testing.assert_allclose([h["loss"] for h in again["history"]], [h["loss"] for h in whole["history"]], rtol=1e-6)
+    np.testing.assert_allclose(again_m.w, whole_m.w, rtol=1e-6)
