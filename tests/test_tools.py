@@ -107,7 +107,10 @@ def make_project(root: Path) -> Path:
                           "(00_topic.ipynb#measured-quality), a [method without show_doc](00_topic.ipynb#box.volume) "
                           "and ![a dot](images/dot.gif).\n\n"
                           "## Usage\n\nRun `make site`, then `make test`."),
+        new_code_cell("#| echo: false\nshow_the_home_figure()", execution_count=None),
     ])
+    index.cells[-1].outputs = [new_output("display_data", data={"image/png": _png(240, 120, (30, 30, 200)),
+                                                                 "text/plain": "<Figure>"})]
     plot = new_code_cell("#| code-fold: true\n#| fig-cap: A red box\nshow_a_plot()", execution_count=None)
     plot.outputs = [new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"})]
     topic = _nb([
@@ -131,8 +134,11 @@ def make_project(root: Path) -> Path:
         new_code_cell("assert add(1, 2) == 3"),
         plot,
         new_code_cell("#| echo: false\nprint('only the output')", execution_count=None),
+        new_code_cell("print_a_table()", execution_count=None),
     ])
-    topic.cells[-1].outputs = [new_output("stream", name="stdout", text="ECHO_FALSE_OUTPUT\n")]
+    topic.cells[-2].outputs = [new_output("stream", name="stdout", text="ECHO_FALSE_OUTPUT\n")]
+    topic.cells[-1].outputs = [new_output("stream", name="stdout", text="before\n| photo | mse |\n|---|---:|\n"
+                                          "| cat | 0.25 |\nafter\n")]
     nbformat.write(index, root / "nbs" / "index.ipynb")
     nbformat.write(topic, root / "nbs" / "00_topic.ipynb")
     return root
@@ -214,8 +220,36 @@ def test_links_between_pages(site):
     assert 'href="topic.html">topic link</a>' in (docs / "index.html").read_text()
 
 
+def test_printed_markdown_table_is_a_table(site):
+    html = (site[0] / "_docs" / "topic.html").read_text()
+    assert "|---|" not in html and "| cat |" not in html
+    assert re.search(r"<table.*?<th[^>]*>photo</th>.*?<td[^>]*>cat</td>\s*<td[^>]*>0.25</td>", html, re.S)
+    assert html.index("before") < html.index("<table") < html.index("after")   # the text around it stays
+
+
+def test_split_printed_tables():
+    split = build_site.split_printed_tables
+    assert split("a\n| x | y |\n|---|:--:|\n| 1 | 2 |\nb\n") == [
+        ("text", "a\n"), ("markdown", "| x | y |\n|---|:--:|\n| 1 | 2 |\n"), ("text", "b\n")]
+    assert split("| x |\nno rule under it\n") == [("text", "| x |\nno rule under it\n")]
+    assert split("| just | one line |\n") == [("text", "| just | one line |\n")]
+
+
+def test_summary_line_and_report_file(site):
+    root, out = site
+    line = next(l for l in out.splitlines() if "details in" in l)
+    assert re.search(r"3 pages in [\d.]+ s; API page: (\d+) names documented, (\d+) without a show_doc section", line)
+    assert len(line) < 250 and "note: " not in out                     # counts only; the details are in the file
+    report = (root / "_docs" / "build_report.txt").read_text()
+    assert "index.html" in report and "topic.html" in report and "api.html" in report
+    assert "volume" in report                                           # Box.volume: no show_doc on its page
+
+
 def test_readme_from_index(site):
     readme = (site[0] / "README.md").read_text()
+    figs = re.findall(r"!\[figure\]\((nbs/images/readme/[0-9a-f]+\.png)\)", readme)
+    assert len(figs) == 1 and (site[0] / figs[0]).is_file()            # the home page's figure as a file
+    assert "show_the_home_figure" not in readme
     assert readme.startswith("# tinyproj\n\n> A tiny project with $x^2$ in it.")
     assert "$a+b$" in readme and "## Usage" in readme and "`make site`" in readme
     assert "(nbs/00_topic.ipynb)" in readme                            # relative: works in a checkout
@@ -234,7 +268,7 @@ def test_heading_ids_are_quartos(site):
 
 def test_missing_sidebar_notebook_is_skipped_with_a_note(site):
     root, out = site
-    assert "01_not_written_yet.ipynb, which does not exist yet" in out
+    assert "01_not_written_yet.ipynb, which does not exist yet" in (root / "_docs" / "build_report.txt").read_text()
     assert "not_written_yet" not in (root / "_docs" / "index.html").read_text()
 
 
@@ -253,7 +287,8 @@ def test_api_page_lists_every_public_name_with_links(site):
     assert '<h4 id="box.volume">Box.volume</h4>' in html
     index = (docs / "index.html").read_text()
     assert 'href="api.html#box.volume"' in index and "topic.html#box.volume" not in index
-    assert "they now point at the API page's entry: topic.html#box.volume" in site[1]
+    assert ("they now point at the API page's entry: topic.html#box.volume"
+            in (site[0] / "_docs" / "build_report.txt").read_text())
 
 
 def test_public_methods_of_a_class():
@@ -294,12 +329,12 @@ def test_search_index_has_one_document_per_section(site):
     if shutil.which("node"): assert data["index"]["fields"] == ["title", "text"]   # prebuilt by node
 
 
-def test_page_sections_leave_out_math_and_navigation():
-    html = ('<nav id="sidebar"><a>Pages</a></nav><main><p>Intro <span class="math inline">\\(x^2\\)</span> '
-            'text</p><nav class="page-navigation">Next</nav><h2 id="a">A <em>b</em></h2><p>Body</p></main>'
-            '<nav id="TOC">toc</nav>')
-    assert site_search.page_sections(html) == [{"id": "", "title": None, "text": "Intro text"},
-                                               {"id": "a", "title": "A b", "text": "Body"}]
+def test_page_sections_keep_tex_and_leave_out_navigation():
+    html = ('<nav id="sidebar"><a>Pages</a></nav><main><p>Intro at <span class="math inline">\\(x^2\\)</span>: '
+            'text</p><nav class="page-navigation">Next</nav><h2 id="a">A <em>b</em></h2><p>Body '
+            '<span class="math display">\\[E = \\sum_i x_i\\]</span></p></main><nav id="TOC">toc</nav>')
+    assert site_search.page_sections(html) == [{"id": "", "title": None, "text": "Intro at x^2: text"},
+                                               {"id": "a", "title": "A b", "text": "Body E = \\sum_i x_i"}]
 
 
 def test_build_fails_naming_missing_image_and_broken_notebook(tmp_path):
@@ -380,7 +415,12 @@ def test_browser_test_passes_then_names_page_and_problems(site, tmp_path):
     page = docs / "topic.html"
     page.write_text(page.read_text().replace(
         "<main", '<p>left raw: $$x^2$$ and ::: here</p><img src="missing.png"><a href="index.html#nowhere">x</a>'
-        '<div style="width: 900px">too wide</div><p><span class="math inline">\\(\\frac{1}{\\)</span></p><main', 1))
+        '<div style="width: 900px">too wide</div><p><span class="math inline">\\(\\frac{1}{\\)</span></p><main', 1)
+        .replace("</main>", '<h2 id="plotting">Plotting</h2><h2 id="next">Next</h2><p>text</p>'
+                 '<div class="cell-output"><pre><code>| photo | mse |\n|---|---:|\n| cat | 0.2 |</code></pre></div>'
+                 '<p>Built-in immutable sequence.</p><h3 id="last">Last words</h3></main>', 1))
+    home = docs / "index.html"
+    home.write_text(re.sub(r'<img\s+src="index_files/[0-9a-f]+\.png"[^>]*>', "", home.read_text()))   # no figure
     r = run("--search", "nonexistentword")
     assert r.returncode == 1
     assert "browser test: 3 pages, 2 failed" in r.stdout
@@ -392,6 +432,11 @@ def test_browser_test_passes_then_names_page_and_problems(site, tmp_path):
     assert "topic.html: scrolls sideways at 390 px" in err and "div (right edge" in err
     assert "topic.html: MathJax error:" in err
     assert "search for 'nonexistentword' shows no results" in err
+    assert "topic.html: a Markdown table shown as text" in err and "|---|" in err
+    assert "topic.html: empty heading 'Plotting'" in err and "topic.html: empty heading 'Last words'" in err
+    assert "empty heading 'Next'" not in err
+    assert "topic.html: a built-in type's docstring shows: 'Built-in immutable sequence'" in err
+    assert "(home: sidebar, search): the first screen of the home page (1280 x 800 px) shows no image" in err
     assert "index.html:" not in err and "api.html:" not in err
 
 

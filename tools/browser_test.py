@@ -11,9 +11,13 @@ and report a failure when
 * `:::` or `$$` leaks into the visible text (code blocks excepted),
 * a link into the site points at nothing: a missing file, or a `#fragment` that is no id of its page,
 * the page scrolls sideways at 390 px,
-* the browser console shows a SEVERE message.
-Once, on the home page: at 390 px the sidebar is hidden and its toggle shows it; the search box finds the
-expected section for a query (by default "Lagrangian" -> the energy layer norm section).
+* the browser console shows a SEVERE message,
+* a Markdown table is shown as its source (a `|---|` rule in the visible text or in a cell's output),
+* a heading is empty: followed directly by a heading of the same or a higher level, or by nothing,
+* Python's own docstring of a built-in type shows (`show_doc` of a constant: "Built-in immutable sequence").
+Once, on the home page: the first screen (1280 x 800) shows an image; at 390 px the sidebar is hidden and its
+toggle shows it; the search box finds the expected section for a query (by default "Lagrangian" -> the energy
+layer norm section).
 
 Screenshots go to ROOT/screenshots/ (git-ignored), never into the published folder.
 Usage: python tools/browser_test.py [--docs _docs] [--shots screenshots] [--width 1400]
@@ -45,6 +49,12 @@ RAW_TEXT = [(":::", "a fenced-div marker ':::'"), ("$$", "raw display math '$$'"
             ("\\(", "raw inline math '\\('"), ("\\[", "raw display math '\\['"),
             ("\\begin{", "a raw LaTeX environment '\\begin{'"), ("\\frac", "raw TeX '\\frac'")]
 RE_DOLLAR_TEX = re.compile(r"\$\s*\\[A-Za-z]+")          # "$\alpha" : dollar math that was never parsed
+RE_TABLE_RULE = re.compile(r"\|\s*:?-{3,}:?\s*\|")         # "|---|", "| ---: |": a Markdown table left as text
+# docstrings of built-in types that show_doc prints for a constant (a tuple, a dict ...) instead of its own
+BUILTIN_DOCS = ["Built-in immutable sequence", "Built-in mutable sequence", "dict() -> new empty dictionary",
+                "str(object='') -> str", "int([x]) -> integer"]
+FIRST_SCREEN = (1280, 800)   # the home page's first screen must show an image (a figure, not an icon)
+MIN_FIGURE = (120, 60)
 MAX_SHOT_H = 30000
 PHONE = 390
 SEARCH_QUERY = "Lagrangian"
@@ -83,6 +93,48 @@ return {scripts: scripts.length, untypeset, pandocMath, rendered, errors};
 """
 JS_IMAGES = r"""
 return [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'));
+"""
+# Text of the cells' outputs (printed text is in <pre>, which JS_TEXT leaves out).
+JS_OUTPUT_TEXT = r"""
+return [...document.querySelectorAll('.cell-output pre, .cell-output code')].map(e => e.textContent).join('\n');
+"""
+# Headings of the content with nothing under them: the next heading (of the same or a higher level) or the end
+# of the content comes before any paragraph, list, table, code, figure or math.
+JS_EMPTY_HEADINGS = r"""
+const root = document.querySelector('main') || document.body;
+const CONTENT = new Set(['P','PRE','TABLE','IMG','UL','OL','DL','BLOCKQUOTE','FIGURE','SVG','CANVAS','DETAILS',
+                         'VIDEO','IFRAME','MJX-CONTAINER']);
+const isContent = e => CONTENT.has(e.tagName.toUpperCase()) || e.classList.contains('MathJax_Display')
+  || e.classList.contains('callout');
+const all = [...root.querySelectorAll('*')];
+const empty = [];
+const title = h => [...h.childNodes].filter(n => !(n.classList && n.classList.contains('anchor')))
+  .map(n => n.textContent).join('').trim().slice(0, 80);
+let open = null;   // {el, level}
+for (const e of all) {
+  if (open && open.el.contains(e)) continue;
+  const m = /^H([1-6])$/.exec(e.tagName.toUpperCase());
+  if (m) {
+    if (e.closest('nav, #TOC, .toc, #sidebar, header.navbar')) continue;
+    const level = +m[1];
+    if (open && level <= open.level) empty.push(title(open.el));
+    open = {el: e, level};
+  } else if (open && isContent(e) && e.getBoundingClientRect().height > 0) {
+    open = null;
+  }
+}
+if (open) empty.push(title(open.el));
+return empty;
+"""
+# Images in the first screen: loaded, at least MIN_FIGURE in size, and at least partly above the fold.
+JS_FIRST_SCREEN_IMAGES = r"""
+const [minW, minH] = arguments;
+window.scrollTo(0, 0);
+return [...document.images].filter(i => {
+  const r = i.getBoundingClientRect();
+  return i.complete && i.naturalWidth > 0 && r.width >= minW && r.height >= minH && r.top < innerHeight
+    && r.bottom > 0;
+}).map(i => i.getAttribute('src'));
 """
 JS_LINKS = r"""
 return [...document.querySelectorAll('a[href]')].map(a => a.href);
@@ -203,9 +255,30 @@ def link_problem(href: str, base: str, docs: Path) -> str | None:
     return None
 
 
+def check_first_screen(driver, base: str, width: int, height: int) -> list[str]:
+    "The home page's first screen, FIRST_SCREEN in size, shows an image (a figure, not an icon)."
+    w, h = FIRST_SCREEN
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",   # exactly this viewport
+                           {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        driver.get(base + "index.html")
+        for _ in range(40):   # images load after the page
+            if driver.execute_script(JS_FIRST_SCREEN_IMAGES, *MIN_FIGURE): break
+            time.sleep(0.05)
+        found = driver.execute_script(JS_FIRST_SCREEN_IMAGES, *MIN_FIGURE)
+        inner = driver.execute_script("return [innerWidth, innerHeight]")
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    driver.set_window_size(width, height)
+    if found: return []
+    return [f"the first screen of the home page ({inner[0]} x {inner[1]} px) shows no image of at least "
+            f"{MIN_FIGURE[0]} x {MIN_FIGURE[1]} px"]
+
+
 def check_home(driver, base: str, docs: Path, width: int, height: int, query: str, expect: str) -> list[str]:
-    "Once: the sidebar collapses at phone width and opens with its toggle; the search box finds `expect`."
-    probs = []
+    """Once: the first screen shows an image; the sidebar collapses at phone width and opens with its toggle;
+    the search box finds `expect`."""
+    probs = check_first_screen(driver, base, width, height)
     driver.get(base + "index.html")
     driver.set_window_size(PHONE, height)
     time.sleep(0.3)
@@ -271,6 +344,15 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
         if i >= 0: probs.append(f"{what} in the visible text: ...{text[max(0, i - 40):i + 40]!r}...")
     mm = RE_DOLLAR_TEX.search(text)
     if mm: probs.append(f"raw dollar math in the visible text: ...{text[max(0, mm.start() - 30):mm.end() + 30]!r}...")
+    shown = text + "\n" + driver.execute_script(JS_OUTPUT_TEXT)
+    mt = RE_TABLE_RULE.search(shown)
+    if mt:
+        line = shown[:mt.start()].rsplit("\n", 2)[-2:]
+        probs.append(f"a Markdown table shown as text: ...{' / '.join(line)[-60:] + mt.group(0)!r}...")
+    for doc in BUILTIN_DOCS:
+        if doc in shown: probs.append(f"a built-in type's docstring shows: {doc!r} (show_doc of a constant?)")
+    for h in driver.execute_script(JS_EMPTY_HEADINGS)[:5]:
+        probs.append(f"empty heading {h!r}: the next heading or the end of the page comes before any content")
     for href in dict.fromkeys(driver.execute_script(JS_LINKS)):
         problem = link_problem(href, base, docs)
         if problem: probs.append(problem)

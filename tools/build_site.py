@@ -19,6 +19,8 @@ Usage: python tools/build_site.py [--root DIR] [--force-pandoc] [--no-readme] [-
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import re
@@ -112,10 +114,40 @@ def _markdown_output(o: dict, asis: bool) -> str | None:
     return None
 
 
+RE_TABLE_RULE = re.compile(r"^\|(\s*:?-+:?\s*\|)+\s*$")   # |---|:--:|---:|
+
+
+def split_printed_tables(text: str) -> list[tuple[str, str]]:
+    """Printed text cut into ('text', ...) and ('markdown', ...) parts: each run of lines that opens with `|`
+    and has a rule line (`|---|---:|`) second is a Markdown table that a cell printed, which the page shows as
+    a table rather than as its source."""
+    lines, parts, i = text.splitlines(keepends=True), [], 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"): j += 1
+        if j - i >= 2 and RE_TABLE_RULE.match(lines[i + 1].strip()):
+            parts.append(("markdown", "".join(lines[i:j])))
+            i = j
+            continue
+        if parts and parts[-1][0] == "text": parts[-1] = ("text", parts[-1][1] + lines[i])
+        else: parts.append(("text", lines[i]))
+        i += 1
+    return [(k, t) for k, t in parts if t.strip()]
+
+
+def _printed_outputs(o: dict) -> list:
+    "A stdout output whose text holds printed Markdown tables, as [output | markdown text, ...]; else [o]."
+    if o.get("output_type") != "stream" or o.get("name") != "stdout": return [o]
+    parts = split_printed_tables(_src(o.get("text")))
+    if not any(k == "markdown" for k, _ in parts): return [o]
+    return [t if k == "markdown" else {**o, "text": t} for k, t in parts]
+
+
 def prepare_notebook(nb: dict) -> tuple[dict, dict]:
     """Apply Quarto's cell options to a processed notebook so that pandoc's ipynb reader renders what Quarto
     would: returns (frontmatter, notebook). `include: false` drops a cell; `output: false` its outputs;
-    markdown outputs (show_doc, `output: asis`) become markdown cells; `echo`, `code-fold`, `code-summary`
+    markdown outputs (show_doc, `IPython.display.Markdown`, `output: asis`) and Markdown tables printed to
+    stdout become markdown cells; `echo`, `code-fold`, `code-summary`
     and `fig-cap` go into cell metadata for the Lua filter."""
     front, cells = {}, []
     for cell in nb.get("cells", []):
@@ -140,7 +172,8 @@ def prepare_notebook(nb: dict) -> tuple[dict, dict]:
         asis = opts.get("output") == "asis"
         # split the outputs at each markdown output: [outputs, markdown, outputs, markdown, ..., outputs]
         segments, run_ = [], []
-        for o in outputs:
+        for o in (x for out in outputs for x in ([out] if asis else _printed_outputs(out))):
+            if isinstance(o, str): segments += [run_, o]; run_ = []; continue   # a printed Markdown table
             o = {k: v for k, v in o.items() if k != "execution_count"}
             if o.get("output_type") == "execute_result": o["execution_count"] = None
             md = _markdown_output(o, asis)
@@ -180,9 +213,10 @@ HINT_IMPORTS = ("nbdev runs each notebook's import, export and show_doc cells to
                 "imports a cell of their own.")
 
 
-def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int) -> tuple[Path, dict]:
+def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int, notes: list[str]) -> tuple[Path, dict]:
     """nbdev's processing of the notebooks into _proc/ (cached by modification time, as nbdev does).
-    Returns the folder and {page: error message} for the notebooks that nbdev could not process."""
+    Returns the folder and {page: error message} for the notebooks that nbdev could not process; what nbdev
+    warns about goes to `notes`."""
     import warnings
 
     from nbdev.serve import proc_nbs
@@ -204,10 +238,10 @@ def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int) -> t
             msg = str(w.message)
             if "Found cells containing imports" in msg:
                 code = [l for l in msg.split("---", 1)[-1].strip("-\n ").splitlines() if l and not l.startswith("#|")]
-                log(f"note: {s}: a cell mixes imports with other code, so nbdev runs it while building the docs "
-                    f"(give the imports a cell of their own): {code[0] if code else ''!r} ...")
+                notes.append(f"{s}: a cell mixes imports with other code, so nbdev runs it while building the "
+                             f"docs (give the imports a cell of their own): {code[0] if code else ''!r} ...")
             elif issubclass(w.category, (UserWarning, RuntimeWarning)):
-                log(f"nbdev warning: {s}: {msg.splitlines()[0] if msg else w.category.__name__}")
+                notes.append(f"nbdev warning: {s}: {msg.splitlines()[0] if msg else w.category.__name__}")
     return root / "_proc", errors
 
 
@@ -230,7 +264,9 @@ def build_with_quarto(root: Path, readme: bool):
 
 
 def build(root: Path, out: Path | None = None, readme: bool = True, workers: int = 0) -> dict:
-    "Render the site with pandoc; returns {'pages': [...], 'out': Path, 'readme': Path|None}."
+    """Render the site with pandoc; returns {'pages': [...], 'out': Path, 'readme': Path|None, 'notes': [...],
+    'api': {'documented': n, 'unlinked': [...]}, 'search': str}."""
+    notes: list[str] = []
     from nbdev.config import get_config, nbpath2html
     os.chdir(root)
     cfg = get_config()
@@ -246,11 +282,11 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     readme_nb = str(cfg.get("readme_nb", "index.ipynb"))
     if readme and readme_nb not in srcs and (nbs / readme_nb).exists(): srcs.append(readme_nb)
     missing = [s for s in srcs if not (nbs / s).exists()]
-    for s in missing: log(f"note: _quarto.yml lists {s}, which does not exist yet in {nbs}: skipped")
+    for s in missing: notes.append(f"_quarto.yml lists {s}, which does not exist yet in {nbs}: skipped")
     tree = prune_tree(tree, set(missing))
     srcs = [s for s in srcs if s not in missing]
 
-    proc, errors = process_notebooks(root, nbs, srcs, workers)
+    proc, errors = process_notebooks(root, nbs, srcs, workers, notes)
     if out.exists(): shutil.rmtree(out)
     out.mkdir(parents=True)
     work = Path(tempfile.mkdtemp(prefix="build_site_"))
@@ -340,19 +376,21 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
     search = site.get("search", (site.get("navbar") or {}).get("search", True)) is not False
     for s in order:
         if s not in errors and s != API_SRC: render(s)
+    api = {"documented": 0, "unlinked": []}
     if api_title:
-        write_api_page(pages, order, errors, out, cfg)
+        api = write_api_page(pages, order, errors, out, cfg, notes)
         render(API_SRC)
         if API_SRC not in errors:
             moved = retarget_to_api(out, [pages[s]["html"] for s in order if s not in errors and s != API_SRC])
             if moved:
-                log(f"note: {len(moved)} links name a section that its page lacks (no show_doc there); they now "
-                    "point at the API page's entry: " + ", ".join(moved))
+                notes.append(f"{len(moved)} links name a section that its page lacks (no show_doc there); they now "
+                             "point at the API page's entry: " + ", ".join(moved))
+    search_line = "no search index"
     if search:
         try: n = write_search(out, [(pages[s]["html"], pages[s]["title"]) for s in order if s not in errors],
-                              boost={API_HTML: 0.3}, log=log)
+                              boost={API_HTML: 0.3}, log=lambda m: notes.append(m.removeprefix("note: ")))
         except FileNotFoundError as e: raise BuildError(f"{e}; `make setup` installs it") from None
-        log(f"search index: {n['docs']} sections" + ("" if n["prebuilt"] else " (the browser builds the index)"))
+        search_line = f"search index: {n['docs']} sections" + ("" if n["prebuilt"] else " (the browser builds it)")
 
     # 4. README.md from the processed index notebook
     readme_path = None
@@ -360,11 +398,12 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         readme_path = write_readme(root, pages[readme_nb], pagemap, cfg, work)
     shutil.rmtree(work, ignore_errors=True)
     for s, w in warnings.items():
-        for l in w: log(f"pandoc warning ({s}): {l}")
+        for l in w: notes.append(f"pandoc warning ({s}): {l}")
     if errors:
         raise BuildError(f"{len(errors)} of {len(order)} pages have problems (the site is in {out}):\n"
                          + "\n".join(f"--- {s}:\n{e}" for s, e in errors.items()))
-    return {"pages": [pages[s]["html"] for s in order], "out": out, "readme": readme_path}
+    return {"pages": [pages[s]["html"] for s in order], "out": out, "readme": readme_path, "notes": notes,
+            "api": api, "search": search_line}
 
 
 def _ids(path: Path) -> set[str]: return set(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8")))
@@ -392,28 +431,60 @@ def retarget_to_api(out: Path, htmls: list[str]) -> list[str]:
     return sorted(set(moved))
 
 
-def write_api_page(pages: dict, order: list[str], errors: dict, out: Path, cfg):
-    "The markdown of the API reference page, linked to the sections of the pages rendered in `out`."
+def write_api_page(pages: dict, order: list[str], errors: dict, out: Path, cfg, notes: list[str]) -> dict:
+    """The markdown of the API reference page, linked to the sections of the pages rendered in `out`.
+    Returns {'documented': number of entries, 'unlinked': names without a show_doc section on their page}."""
     built = [s for s in order if s not in errors and s != API_SRC]
     ids = {pages[s]["html"]: _ids(out / pages[s]["html"]) for s in built}
     api = ApiPage(str(cfg.lib_name), Path(cfg.lib_path), load_modidx(Path(cfg.lib_path)), ids,
                   {pages[s]["html"]: pages[s]["title"] for s in built}, [pages[s]["html"] for s in built])
     pages[API_SRC]["src"].write_text(api.markdown(), encoding="utf-8")
     if api.errors: errors[API_SRC] = "modules left out of the API page:\n" + "\n".join(api.errors)
-    for p in api.plain: log(f"note: API page: show_doc cannot render {p}; signature shown as written")
-    if api.unlinked:
-        log(f"note: {len(api.unlinked)} public names have no show_doc section on their page (the API page links "
-            "their class or page instead): " + ", ".join(n.split(".", 2)[-1] for n in api.unlinked))
+    for p in api.plain: notes.append(f"API page: show_doc cannot render {p}; signature shown as written")
+    return {"documented": api.documented, "unlinked": [n.split(".", 2)[-1] for n in api.unlinked]}
+
+
+README_FIGURES = "images/readme"   # in the notebooks' folder: the home page's figures as files, for README.md
+
+
+def readme_figures(nb: dict, folder: Path) -> dict:
+    """The prepared notebook with each PNG or JPEG output written to `folder` (named by its content's hash, so
+    an unchanged figure keeps its file) and shown by a markdown cell `![](images/readme/<hash>.png)` instead:
+    GitHub shows no images embedded in README.md. Files of `folder` that no figure uses any more are removed."""
+    cells, used = [], set()
+    for c in nb["cells"]:
+        if c["cell_type"] != "code": cells.append(c); continue
+        run_ = []
+        for o in c.get("outputs", []):
+            data = o.get("data", {})
+            kind = next((k for k in ("image/png", "image/jpeg") if k in data), None)
+            if kind is None: run_.append(o); continue
+            raw = base64.b64decode(_src(data[kind]))
+            name = hashlib.sha1(raw).hexdigest()[:16] + (".png" if kind == "image/png" else ".jpg")
+            folder.mkdir(parents=True, exist_ok=True)
+            if not (folder / name).exists(): (folder / name).write_bytes(raw)
+            used.add(name)
+            cells += [{**c, "outputs": run_}, _md_cell(f"![figure]({README_FIGURES}/{name})")]
+            c, run_ = {**c, "source": "", "metadata": {**c["metadata"], "echo": "false"}}, []
+        cells.append({**c, "outputs": run_})
+    if folder.is_dir():
+        for f in folder.iterdir():
+            if f.name not in used: f.unlink()
+    return {**nb, "cells": cells}
 
 
 def write_readme(root: Path, page: dict, pagemap: dict, cfg, work: Path) -> Path:
     "GitHub markdown of the processed index notebook; links to notebooks and images point into the notebooks' folder."
-    nbs_rel = os.path.relpath(Path(cfg.nbs_path).resolve(), root.resolve()).replace(os.sep, "/")
+    nbs = Path(cfg.nbs_path)
+    nbs_rel = os.path.relpath(nbs.resolve(), root.resolve()).replace(os.sep, "/")
     meta = {"pagemap": pagemap, "nbs_prefix": "" if nbs_rel == "." else nbs_rel + "/"}
     mfile = work / "readme.meta.yaml"
     mfile.write_text(yaml.safe_dump(meta), encoding="utf-8")
+    src = work / "readme.ipynb"
+    src.write_text(json.dumps(readme_figures(json.loads(Path(page["src"]).read_text(encoding="utf-8")),
+                                             nbs / README_FIGURES)), encoding="utf-8")
     # no --extract-media: images keep their paths (into nbs/), so README.md shows them in a checkout
-    js, _ = run(["pandoc", str(page["src"]), "-f", page["fmt"], "-t", "json", "--lua-filter", str(SITE / "quarto.lua"),
+    js, _ = run(["pandoc", str(src), "-f", page["fmt"], "-t", "json", "--lua-filter", str(SITE / "quarto.lua"),
                  "--metadata-file", str(mfile)], cwd=root, what="pandoc (README)")
     doc = json.loads(js)
     doc["meta"] = {}
@@ -432,6 +503,32 @@ def _pandoc_stdin(text: str, cwd: Path) -> str:
                        cwd=cwd, capture_output=True, text=True)
     if r.returncode: raise BuildError("pandoc (README) failed:\n" + r.stderr)
     return r.stdout
+
+
+REPORT = "build_report.txt"
+
+
+def write_report(res: dict, path: Path) -> Path:
+    "The build's details, one section each: pages, notes, names without a show_doc section, search index."
+    api = res.get("api") or {}
+    unlinked = api.get("unlinked", [])
+    sections = [(f"{len(res['pages'])} pages", res["pages"]), (f"{len(res.get('notes', []))} notes", res.get("notes", [])),
+                (f"{len(unlinked)} public names without a show_doc section on their page (the API page documents "
+                 "them and links their class or page instead)", unlinked),
+                ("search", [res["search"]] if res.get("search") else [])]
+    path.write_text("".join(f"{title}:\n" + "".join(f"  {x}\n" for x in items) + "\n" for title, items in sections),
+                    encoding="utf-8")
+    return path
+
+
+def summary(res: dict, seconds: float, report: Path) -> str:
+    "One line of counts; the details are in `report`."
+    api, notes = res.get("api") or {}, res.get("notes", [])
+    try: report = report.relative_to(Path.cwd())
+    except ValueError: pass
+    return (f"{len(res['pages'])} pages in {seconds:.1f} s; API page: {api.get('documented', 0)} names documented, "
+            f"{len(api.get('unlinked', []))} without a show_doc section on their page; {len(notes)} "
+            f"note{'s' * (len(notes) != 1)}; details in {report}")
 
 
 def main(argv=None):
@@ -462,7 +559,7 @@ def main(argv=None):
         print(f"build_site: ERROR: {' '.join(map(str, e.cmd))} failed (exit {e.returncode})", file=sys.stderr)
         return 1
     out = res["out"].resolve()
-    log(f"{len(res['pages'])} pages in {time.time() - t0:.1f} s: " + ", ".join(res["pages"]))
+    log(summary(res, time.time() - t0, write_report(res, out / REPORT)))
     if res.get("readme"): log(f"wrote {res['readme']}")
     try: rel = out.relative_to(Path.cwd())
     except ValueError: rel = out

@@ -61,6 +61,7 @@ class ApiPage:
         self.unlinked: list[str] = []   # public names without a section of their own on a tutorial page
         self.errors: list[str] = []     # modules that could not be imported (and so are not documented)
         self.plain: list[str] = []      # names that show_doc could not render (documented without it)
+        self.documented = 0             # entries written: public names and public methods
 
     def modules(self) -> list[str]:
         names = [p.stem for p in sorted(self.lib_path.glob("*.py")) if not p.stem.startswith("_")]
@@ -89,6 +90,7 @@ class ApiPage:
         return f"\n\nIn the tutorial: [{self.page_titles.get(page, page)}]({href})"
 
     def _doc(self, obj, name: str, level: int) -> str:
+        self.documented += 1
         try: return _show_doc(obj, name, level)
         except Exception as e:  # e.g. an annotation naming something the module does not import
             self.plain.append(f"{name} ({type(e).__name__}: {e})")
@@ -116,6 +118,7 @@ class ApiPage:
                 if inspect.isclass(obj) or callable(obj):
                     parts.append(self._doc(obj, name, 3) + self._link_line(href))
                 else:
+                    self.documented += 1
                     parts.append(_constant_doc(name, obj, 3) + self._link_line(href))
                 if not inspect.isclass(obj): continue
                 for meth in public_methods(obj):

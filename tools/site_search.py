@@ -21,11 +21,20 @@ SKIP = {"script", "style", "nav", "noscript", "svg", "button"}
 HEADINGS = {"h1", "h2", "h3", "h4"}
 
 
+def _tex(source: str) -> str:
+    "The TeX of a math element without its delimiters: `\\(x^2\\)` -> `x^2`."
+    s = source.strip()
+    for a, b in (("\\(", "\\)"), ("\\[", "\\]"), ("$$", "$$"), ("$", "$")):
+        if s.startswith(a) and s.endswith(b) and len(s) >= len(a) + len(b): return s[len(a):len(s) - len(b)].strip()
+    return s
+
+
 class _Sections(HTMLParser):
-    "Text of <main>, cut at every heading that has an id; math (span.math) and navigation left out."
+    """Text of <main>, cut at every heading that has an id; math (span.math) as its TeX source without the
+    delimiters, so that a snippet reads `the energy at \\mathbf{g}` rather than a hole; navigation left out."""
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.in_main, self.skip, self.heading = False, [], None
+        self.in_main, self.skip, self.heading, self.math = False, [], None, None
         self.sections = [{"id": "", "title": None, "text": []}]
 
     def handle_starttag(self, tag, attrs):
@@ -36,7 +45,8 @@ class _Sections(HTMLParser):
             if tag == self.skip[0]: self.skip.append(tag)
             return
         cls = (a.get("class") or "").split()
-        if tag in SKIP or (tag == "span" and "math" in cls): self.skip = [tag]; return
+        if tag == "span" and "math" in cls: self.skip, self.math = [tag], []; return
+        if tag in SKIP: self.skip = [tag]; return
         if tag in HEADINGS and a.get("id"):
             self.heading = tag
             self.sections.append({"id": a["id"], "title": [], "text": []})
@@ -45,13 +55,22 @@ class _Sections(HTMLParser):
         if tag == "main": self.in_main = False
         if self.skip:
             if tag == self.skip[0]: self.skip.pop()
+            if not self.skip and self.math is not None:
+                tex, self.math = _tex("".join(self.math)), None
+                self._add(f" {tex}")
             return
         if tag == self.heading: self.heading = None
 
     def handle_data(self, data):
-        if not self.in_main or self.skip: return
+        if not self.in_main: return
+        if self.skip:
+            if self.math is not None: self.math.append(data)
+            return
+        self._add(data)
+
+    def _add(self, text):
         sec = self.sections[-1]
-        (sec["title"] if self.heading else sec["text"]).append(data)
+        (sec["title"] if self.heading else sec["text"]).append(text)
 
 
 def _clean(parts) -> str: return re.sub(r"\s+", " ", "".join(parts)).strip()
