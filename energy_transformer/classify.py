@@ -7,19 +7,20 @@ Docs: https://energy-transformer.github.io/energy_transformer/classification.htm
 # %% ../nbs/06_classification.ipynb #bc0c3b67
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from typing import Annotated
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from fastcore.script import anno_parser, store_true
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 from skimage.transform import resize
 
@@ -351,20 +352,19 @@ def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
     if a.shape[1:] != (Hpx, Wpx): a = resize(a, (C, Hpx, Wpx), order=1, anti_aliasing=True).astype(np.float32)
     return 1 - a if invert else a
 
+def _et_classify_args(images: Annotated[str, {"nargs": "+"}], # image files (PNG, JPEG, ...)
+                      model: str = "fashion_mnist_classifier", # a shipped classifier name or a checkpoint .npz path
+                      invert: store_true = False, # use 1 - pixel (dark objects on a light background)
+                      mirror: store_true = False, # average the probabilities of the image and its left-right mirror image
+                     ):
+    ("Classify image files with a trained classifier (default: the shipped Fashion-MNIST Energy Transformer). "
+     "Each image is converted to grey (transparent pixels count as white; 16-bit files are read whole) and resized to "
+     "the model's input size (28x28) before it is classified. Fashion-MNIST shows light clothes on a black background: "
+     "pass --invert for dark objects on a light background.")
+
 def et_classify(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "Command line: print the most probable class of each image file and its probability"
-    ap = argparse.ArgumentParser(prog="et-classify", description=(
-        "Classify image files with a trained classifier (default: the shipped Fashion-MNIST Energy Transformer). "
-        "Each image is converted to grey (transparent pixels count as white; 16-bit files are read whole) "
-        "and resized to the model's input "
-        "size (28x28) before it is classified. Fashion-MNIST shows light clothes on a black background: pass "
-        "--invert for dark objects on a light background."))
-    ap.add_argument("images", nargs="+", help="image files (PNG, JPEG, ...)")
-    ap.add_argument("--model", default="fashion_mnist_classifier", help="a shipped classifier name or a checkpoint .npz path")
-    ap.add_argument("--invert", action="store_true", help="use 1 - pixel (dark objects on a light background)")
-    ap.add_argument("--mirror", action="store_true",
-                    help="average the probabilities of the image and its left-right mirror image")
-    args = ap.parse_args(argv)
+    args = anno_parser(_et_classify_args, prog="et-classify").parse_args(argv)  # the same --help style as et-train
     try: model = load_classifier(args.model)
     except (ValueError, FileNotFoundError) as e:
         print(f"et-classify: error: {e}", file=sys.stderr); sys.exit(2)

@@ -7,7 +7,6 @@ Docs: https://energy-transformer.github.io/energy_transformer/kjv.html.md"""
 # %% ../nbs/09_kjv.ipynb #9c2e8351
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -19,6 +18,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from fastcore.script import anno_parser
 
 from .checkpoint import checkpoint_dir, read_checkpoint
 from .core import ETConfig, count_params
@@ -160,23 +160,23 @@ def load_language_model(name_or_path: str): # a shipped model name (e.g. "kjv_ar
         raise ValueError(f"{name_or_path} holds a {type(model).__name__}, not a language model")
     return model
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="et-generate", description="Continue a text with a character-level Energy "
-        "Transformer trained on the King James Bible, or fill in the characters of a text marked by '_'. Prompts longer "
-        "than the model's context keep their last N characters; when the context is full, the window slides to the last N/2.")
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--prompt", help="text to continue (autoregressive model)")
-    what.add_argument("--fill", metavar="TEXT", help="text whose '_' characters the masked model fills")
-    p.add_argument("--model", help="model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)")
-    p.add_argument("--length", type=int, default=200, help="characters to generate (default 200)")
-    p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature; 0 picks the most likely (default 0.8)")
-    p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely characters")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    return p
+def _et_generate_args(prompt: str = None, # text to continue (autoregressive model)
+                      fill: str = None, # text whose '_' characters the masked model fills
+                      model: str = None, # model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)
+                      length: int = 200, # characters to generate
+                      temperature: float = 0.8, # sampling temperature; 0 picks the most likely
+                      top_k: int = None, # sample among the k most likely characters
+                      seed: int = 0, # random seed
+                     ):
+    ("Continue a text (--prompt) with a character-level Energy Transformer trained on the King James Bible, or fill in "
+     "the characters of a text marked by '_' (--fill). Prompts longer than the model's context keep their last N "
+     "characters; when the context is full, the window slides to the last N/2.")
 
 def et_generate(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "The `et-generate` command: stream a continuation of --prompt, or print --fill's text with its blanks filled"
-    a = _parser().parse_args(argv)
+    a = anno_parser(_et_generate_args, prog="et-generate").parse_args(argv)  # the same --help style as et-train
+    if (a.prompt is None) == (a.fill is None):
+        print("et-generate: error: give one of --prompt TEXT and --fill TEXT", file=sys.stderr); sys.exit(2)
     try:
         m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
         if a.fill is not None: print(fill(m, a.fill)); return
