@@ -30,9 +30,10 @@ test: setup sync lint nbtest pytest
 sync: setup
 	$(PY) tools/check_sync.py
 
-## Every notebook as tests; a failure names the notebook and the cell (`Cell #n`, counted from 1).
+## Every notebook as tests (nbdev's test runner, the same cells as `nbdev-test`), a line per notebook as it finishes;
+## a failure names the notebook and the cell (`Cell #n`, counted from 1).
 nbtest: setup
-	$(BIN)/nbdev-test --n-workers $(NBDEV_WORKERS) --timing
+	$(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS)
 
 pytest: setup
 	$(BIN)/pytest -q tests/
@@ -53,7 +54,7 @@ shrink: setup
 ## Also run the cells marked `#| slow` (full training runs, large sweeps). They run only when ET_SLOW=1, in Jupyter
 ## too; the shipped checkpoints and quality tables are rewritten only when ET_WRITE_SHIPPED=1 as well.
 test-slow: setup sync
-	ET_SLOW=1 $(BIN)/nbdev-test --n-workers 1 --timing --flags slow
+	ET_SLOW=1 $(PY) tools/nbtest.py --n-workers 1 --flags slow
 
 ## Load every page of the built site in headless Chromium (links and anchors, math, 390 px width, search);
 ## screenshots in screenshots/ (not published).

@@ -1,0 +1,68 @@
+#!/usr/bin/env python
+"""Test the notebooks as `nbdev-test` does, printing each notebook's result and time as soon as it finishes.
+
+Each notebook goes through nbdev's own `test_nb` (the same cells: `tst_flags` skipped, `--flags` forced, `eval: false`
+and `skip_exec` respected, the configured `cell_timeout`), in a pool of worker processes as `nbdev-test --n-workers`
+runs them. The longest notebooks (by the times of the last run, kept in _proc/nbtest_times.json) start first, so
+the workers finish together. A failing notebook prints nbdev's traceback (notebook and cell) as it fails; the exit
+status is 1 if any failed.
+
+Usage: python tools/nbtest.py [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from fastcore.foundation import working_directory
+from nbdev.config import get_config, import_obj
+from nbdev.doclinks import nbglob
+from nbdev.test import nb_test_cells, test_nb
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMES = ROOT / "_proc" / "nbtest_times.json"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks to test (default: every notebook nbdev-test tests)")
+    ap.add_argument("--n-workers", type=int, default=2, help="notebooks tested at the same time")
+    ap.add_argument("--flags", default="", help="space-separated test flags to run (e.g. slow)")
+    a = ap.parse_args(argv)
+    cfg = get_config()
+    skip, force = cfg.tst_flags.split(), a.flags.split()
+    files = [p.resolve() for p in a.notebooks] or [f.absolute() for f in sorted(nbglob(cfg.nbs_path, as_path=True))
+                                                   if not (f.parent / ".notest").exists()]
+    for f in files:
+        if not f.is_file(): sys.exit(f"nbtest: no notebook at {f}")
+    last = json.loads(TIMES.read_text()) if TIMES.is_file() else {}
+    files.sort(key=lambda f: -last.get(f.name, f.stat().st_size / 1e5))  # longest first (size when never timed)
+    with working_directory(cfg.nbs_path):
+        if setup := cfg.get("test_setup"): import_obj(setup)([c for f in files for c in nb_test_cells(f, skip, force)])
+        t0, times, failed = time.time(), {}, []
+        print(f"nbtest: {len(files)} notebooks, {a.n_workers} at a time", flush=True)
+        with ProcessPoolExecutor(max(1, a.n_workers)) as ex:
+            jobs = {ex.submit(test_nb, f, skip_flags=skip, force_flags=force, basepath=cfg.config_path,
+                              cell_timeout=cfg.cell_timeout or None): f for f in files}
+            for job in as_completed(jobs):
+                f = jobs[job]
+                ok, secs = job.result()
+                times[f.name] = round(secs, 1)
+                if not ok: failed.append(f.name)
+                print(f"[{len(times):2d}/{len(files)}] {f.name}: {'ok' if ok else 'FAILED'} in {secs:.0f} s "
+                      f"({time.time() - t0:.0f} s elapsed)", flush=True)
+    if not a.notebooks and not force:
+        TIMES.parent.mkdir(exist_ok=True)
+        TIMES.write_text(json.dumps(times, indent=1, sort_keys=True))
+    top = ", ".join(f"{n} {t:.0f} s" for n, t in sorted(times.items(), key=lambda o: -o[1])[:5])
+    print(f"nbtest: {len(files) - len(failed)} of {len(files)} notebooks passed in {time.time() - t0:.0f} s "
+          f"(slowest: {top})" + (f"; FAILED: {', '.join(failed)}" if failed else ""), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
