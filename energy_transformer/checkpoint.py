@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .checks import check_stem, read_npz
+from .checks import check_stem, check_weights, read_npz
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'leaf_name', 'path_name', 'named_leaves', 'atomic_write', 'write_json', 'save_checkpoint',
@@ -113,11 +113,7 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray
     except (json.JSONDecodeError, ValueError, RecursionError) as e:
         why = "its header is nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise ValueError(f"{path}: not a readable checkpoint ({why})") from None
-    for k, a in arrays.items():
-        if a.dtype.kind not in "fiub":
-            raise ValueError(f"{path}: array {k!r} has dtype {a.dtype}; a checkpoint holds real numbers only")
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
-            raise ValueError(f"{path}: array {k!r} has {int((~np.isfinite(a)).sum())} NaN or infinite values")
+    check_weights(arrays, path)
     if header.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: unknown checkpoint format {header.get('format')!r}, expected {CHECKPOINT_FORMAT!r}")
     listed = header.get("arrays", {})

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -20,7 +22,8 @@ import numpy as np
 # %% auto #0
 __all__ = ['MAX_STEPS', 'MAX_GENERATE', 'MAX_ARRAY_BYTES', 'MAX_PHOTO_PIXELS', 'float_dtype', 'concrete', 'as_float_array',
            'check_finite', 'check_real', 'check_key', 'check_ids', 'check_tokens', 'as_float_pixels', 'as_unit_images',
-           'check_int', 'check_stem', 'check_size', 'read_npz', 'check_pixels', 'check_output_dir']
+           'check_int', 'LimitError', 'check_stem', 'check_size', 'read_npz', 'check_weights', 'check_pixels',
+           'check_output_dir', 'quiet_interrupts']
 
 # %% ../nbs/18_checks.ipynb #25d4c27a
 def float_dtype() -> np.dtype:
@@ -155,6 +158,9 @@ def check_int(owner: str, # the function or class, for the message
 MAX_ARRAY_BYTES = 2**30  # the largest array (and the largest sum of arrays) a file may declare: 1 GiB
 MAX_PHOTO_PIXELS = 25_000_000  # the largest photo `read_photo` decodes (25 megapixels, about 1 GB while filled in)
 
+class LimitError(ValueError):
+    "A file declares more than a stated limit (raised before anything is allocated; readers pass it on unchanged)"
+
 def check_stem(name, # a file name without folders, e.g. a run's name
                what: str = "name", # the argument's name
               ) -> str:
@@ -169,10 +175,10 @@ def check_size(shape: tuple, # the declared shape
                name: str, # what declares it, for the message
                limit: int = MAX_ARRAY_BYTES, # bytes allowed
               ) -> int:
-    "The bytes an array of `shape` and `dtype` takes, or a one-line `ValueError` when more than `limit`"
+    "The bytes an array of `shape` and `dtype` takes, or a one-line `LimitError` (a `ValueError`) when more than `limit`"
     n = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize  # Python ints: no overflow
     if n > limit:
-        raise ValueError(f"{name} declares shape {tuple(shape)} of {np.dtype(dtype)} ({n / 2**20:.0f} MiB), "
+        raise LimitError(f"{name} declares shape {tuple(shape)} of {np.dtype(dtype)} ({n / 2**20:.0f} MiB), "
                          f"more than the {limit / 2**20:.0f} MiB allowed")
     return n
 
@@ -201,19 +207,30 @@ def read_npz(path: str | os.PathLike, # a `.npz` archive
                 with zf.open(info) as f: shape, dtype = _npy_header(f)
                 if dtype.hasobject: raise ValueError(f"member {info.filename!r} holds Python objects (pickle)")
                 total += check_size(shape, dtype, f"{path}: array {info.filename[:-4]!r}", limit)
-                if total > limit: raise ValueError(f"its arrays declare more than the {limit / 2**20:.0f} MiB allowed")
+                if total > limit: raise LimitError(f"{path}: its arrays declare more than the {limit / 2**20:.0f} MiB allowed")
         with np.load(path, allow_pickle=False) as z: return {k: z[k] for k in z.files}
+    except LimitError: raise
     except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, RecursionError) as e:
-        if str(e).startswith(f"{path}: "): raise ValueError(str(e)) from None  # check_size's own message
         raise ValueError(f"{path}: not a {what} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+
+def check_weights(arrays: dict[str, np.ndarray], # named arrays read from a file
+                  path: str | os.PathLike, # the file, for the message
+                 ) -> dict[str, np.ndarray]:
+    "`arrays` when each holds finite real numbers, else a one-line `ValueError` naming the file and the array"
+    for k, a in arrays.items():
+        if a.dtype.kind not in "fiub":
+            raise ValueError(f"{path}: array {k!r} has dtype {a.dtype}; weights are real numbers")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ValueError(f"{path}: array {k!r} has {int((~np.isfinite(a)).sum())} NaN or infinite values")
+    return arrays
 
 def check_pixels(width: int, height: int, # the size an image file declares
                  name: str, # the file, for the message
                  limit: int = MAX_PHOTO_PIXELS, # pixels allowed
                 ) -> None:
-    "A one-line `ValueError` when an image declares more than `limit` pixels (checked before decoding)"
+    "A one-line `LimitError` (a `ValueError`) when an image declares more than `limit` pixels (checked before decoding)"
     if width * height > limit:
-        raise ValueError(f"{name}: {width}x{height} = {width * height / 1e6:.1f} megapixels, more than the "
+        raise LimitError(f"{name}: {width}x{height} = {width * height / 1e6:.1f} megapixels, more than the "
                          f"{limit / 1e6:g} allowed (scale the photo down)")
 
 def check_output_dir(path: str | os.PathLike, # the folder to write into (created when missing)
@@ -230,3 +247,12 @@ def check_output_dir(path: str | os.PathLike, # the folder to write into (create
     free = shutil.disk_usage(path).free
     if free < need: raise ValueError(f"{what}: {free / 2**20:.1f} MiB free in {path}, {need / 2**20:.1f} MiB needed")
     return path
+
+# %% ../nbs/18_checks.ipynb #h27cmd02
+def quiet_interrupts(prog: str, # the command's name, e.g. "et-inpaint"
+                    ) -> None:
+    "From now on SIGINT (Ctrl-C) and SIGTERM end the process with one line `<prog>: interrupted` and status 128 + signal"
+    def stop(signum, frame):
+        print(f"\n{prog}: interrupted", file=sys.stderr, flush=True)
+        sys.exit(128 + signum)
+    for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, stop)

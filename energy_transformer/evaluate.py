@@ -14,7 +14,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float
 from skimage.restoration import inpaint_biharmonic
 
-from .checks import as_unit_images, concrete
+from .checks import as_unit_images, check_int, concrete
 from .core import count_params
 from .patches import Patcher, random_masks
 from .train import trainable
@@ -40,8 +40,11 @@ def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
 
 
 def psnr(mse: Float[Array, "*B"]) -> Float[Array, "*B"]:
-    "Peak signal-to-noise ratio in dB for pixel values in [0, 1]."
+    "Peak signal-to-noise ratio in dB for pixel values in [0, 1]; an MSE of 0 gives +inf, a negative or NaN one is an error."
     xp = jnp if isinstance(mse, jax.Array) else np
+    v = concrete(mse)
+    if v is not None and v.size and not (v >= 0).all():
+        raise ValueError(f"psnr: mse must be >= 0 (a mean of squares), got {v[~(v >= 0)].ravel()[0]} among its values")
     return -10.0 * xp.log10(mse)
 
 
@@ -97,6 +100,7 @@ def predict_images(model: eqx.Module,  # an image model with `patcher` and `pred
                    batch_size: int = 250,  # images per jitted call
                    ) -> np.ndarray:
     "Reconstructed images (all patches decoded), in chunks."
+    check_int("predict_images", "batch_size", batch_size)
     pt, images, mask = model.patcher, np.asarray(as_unit_images(images)), np.asarray(mask)
     if images.ndim != 4 or images.shape[1:] != pt.image_shape or len(images) == 0:
         raise ValueError(f"images must have shape (n, {', '.join(map(str, pt.image_shape))}) with n >= 1, got {images.shape}")
@@ -116,6 +120,7 @@ def eval_set(images: np.ndarray,  # the test images
              seed: int = 0,  # which images and masks
              ) -> tuple[np.ndarray, np.ndarray]:
     "A fixed test subset of `n` images and one fixed mask each (`mask_count(N, ratio)` patches hidden)."
+    check_int("eval_set", "n", n); check_int("eval_set", "seed", seed, 0)
     n = min(n, len(images))
     idx = np.sort(np.random.default_rng([seed, 7]).permutation(len(images))[:n])
     _, mask = random_masks(jax.random.PRNGKey(10_000 + seed), n, N, ratio)
