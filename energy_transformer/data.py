@@ -20,10 +20,10 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_MNIST_URL', 'FASHION_MNIST_FILES',
-           'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_TEST_PHOTOS', 'OUTSIDE_PHOTOS', 'NATURAL_SCALES',
-           'NATURAL_N', 'NATURAL_SPLITS', 'DATASETS', 'read_idx', 'write_idx', 'fashion_mnist_dir',
-           'load_fashion_mnist', 'download_fashion_mnist', 'load_mnist', 'load_photo', 'load_natural', 'load_images',
-           'BatchIterator', 'make_grid', 'show_image_grid']
+           'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_VALID_PHOTOS', 'NATURAL_TEST_PHOTOS', 'OUTSIDE_PHOTOS',
+           'MATE_PHOTOS', 'MATE_DIR', 'MATE_LONG_SIDE', 'NATURAL_SCALES', 'NATURAL_N', 'NATURAL_SPLITS', 'DATASETS',
+           'read_idx', 'write_idx', 'fashion_mnist_dir', 'load_fashion_mnist', 'download_fashion_mnist', 'load_mnist',
+           'load_photo', 'load_natural', 'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
 
 # %% ../nbs/04_data.ipynb #e4f119d0
 IDX_DTYPES: dict[int, np.dtype] = {
@@ -167,12 +167,19 @@ def load_mnist(split: str = "train", # "train" (4 000 digits) or "test" (1 000)
 
 # %% ../nbs/04_data.ipynb #dd944fa8
 NATURAL_TRAIN_PHOTOS = ("astronaut", "rocket", "immunohistochemistry", "hubble_deep_field", "retina",
-                        "motorcycle", "moon", "clock", "coins", "grass", "gravel", "brick")
+                        "motorcycle", "moon", "clock", "coins", "grass", "gravel", "brick",
+                        "Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "LadyBird", "RainDrops", "TwoWings")
+NATURAL_VALID_PHOTOS = ("Storm", "Wood", "YellowFlower")  # for choices made while training: never in the quality tables
 NATURAL_TEST_PHOTOS = ("chelsea", "coffee", "camera")
 OUTSIDE_PHOTOS = ("china", "flower")  # scikit-learn's sample photos: never trained or tuned on
+MATE_PHOTOS = ("Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "LadyBird", "RainDrops", "Storm",
+               "TwoWings", "Wood", "YellowFlower")  # Debian's mate-backgrounds wallpapers
+MATE_DIR = Path("/usr/share/backgrounds/mate/nature")
+MATE_LONG_SIDE = 640        # the wallpapers (1280 to 2560 pixels wide) are first reduced to at most this long side
 NATURAL_SCALES = (1, 2)     # each photo at full and at half resolution
-NATURAL_N = {"train": 100_000, "test": 2_000, "outside": 200}
-NATURAL_SPLITS = {"train": NATURAL_TRAIN_PHOTOS, "test": NATURAL_TEST_PHOTOS, "outside": OUTSIDE_PHOTOS}
+NATURAL_N = {"train": 100_000, "test": 2_000, "outside": 200, "valid": 2_000}
+NATURAL_SPLITS = {"train": NATURAL_TRAIN_PHOTOS, "test": NATURAL_TEST_PHOTOS, "outside": OUTSIDE_PHOTOS,
+                  "valid": NATURAL_VALID_PHOTOS}  # in this order: a split's crops are seeded by its position
 
 def _sklearn_photo(name: str) -> np.ndarray:
     "One of scikit-learn's sample photos (H, W, 3), or an error that says how to install it."
@@ -182,9 +189,25 @@ def _sklearn_photo(name: str) -> np.ndarray:
         raise ImportError("the outside photos ship with scikit-learn: `pip install scikit-learn`") from None
     return load_sample_image(name + ".jpg")
 
+def _mate_photo(name: str) -> np.ndarray:
+    "Wallpaper `name` of `mate-backgrounds` (H, W, 3), reduced by a whole factor to at most `MATE_LONG_SIDE` pixels."
+    path = MATE_DIR / f"{name}.jpg"
+    if not path.is_file():
+        raise FileNotFoundError(f"photo {name!r} not found at {path}: install Debian's photos with "
+                                f"`sudo apt-get install --no-install-recommends mate-backgrounds`")
+    with Image.open(path) as im: a = np.asarray(im.convert("RGB"))
+    return _box(a, -(-max(a.shape[:2]) // MATE_LONG_SIDE))
+
+def _box(a: np.ndarray, scale: int) -> np.ndarray:
+    "(H, W, 3) uint8 image downscaled by `scale` with a `scale` x `scale` box filter (edges cropped)."
+    if scale == 1: return a
+    H, W = (a.shape[0] // scale) * scale, (a.shape[1] // scale) * scale
+    return a[:H, :W].reshape(H // scale, scale, W // scale, scale, 3).mean((1, 3)).round().astype(np.uint8)
+
 def _read_photo(name: str) -> np.ndarray:
-    "Photo `name` (H, W[, C]) as shipped by scikit-image (`OUTSIDE_PHOTOS`: scikit-learn)."
+    "Photo `name` (H, W[, C]) as shipped by scikit-image (`OUTSIDE_PHOTOS`: scikit-learn; `MATE_PHOTOS`: Debian)."
     if name in OUTSIDE_PHOTOS: return _sklearn_photo(name)
+    if name in MATE_PHOTOS: return _mate_photo(name)
     import skimage.data
     if name == "motorcycle": return skimage.data.stereo_motorcycle()[0]   # the left view
     return getattr(skimage.data, name)()
@@ -192,20 +215,17 @@ def _read_photo(name: str) -> np.ndarray:
 @functools.cache
 def _photo_u8(name: str, scale: int = 1) -> np.ndarray:
     "Photo `name` as a read-only uint8 (3, H, W) array, downscaled by `scale` with a box filter."
-    known = NATURAL_TRAIN_PHOTOS + NATURAL_TEST_PHOTOS + OUTSIDE_PHOTOS
+    known = sum(NATURAL_SPLITS.values(), ())
     if name not in known: raise ValueError(f"unknown photo {name!r}; choose from {known}")
     if not isinstance(scale, int) or scale < 1: raise ValueError(f"scale must be a positive int, got {scale!r}")
     a = _read_photo(name)
     if a.ndim == 2: a = np.repeat(a[..., None], 3, axis=-1)
-    a = a[..., :3]
-    if scale > 1:
-        H, W = (a.shape[0] // scale) * scale, (a.shape[1] // scale) * scale
-        a = a[:H, :W].reshape(H // scale, scale, W // scale, scale, 3).mean((1, 3)).round()
+    a = _box(a[..., :3], scale)
     a = np.ascontiguousarray(a.transpose(2, 0, 1).astype(np.uint8))
     a.flags.writeable = False
     return a
 
-def load_photo(name: str, # a name in `NATURAL_TRAIN_PHOTOS`, `NATURAL_TEST_PHOTOS` or `OUTSIDE_PHOTOS`
+def load_photo(name: str, # a photo of one of the `NATURAL_SPLITS`
                scale: int = 1, # downscaling factor (`scale` x `scale` box filter)
               ) -> np.ndarray: # float32 (3, H, W) in [0, 1]
     "One whole photo of the natural-image set, e.g. a held-out one for tiled inpainting demos."
@@ -230,15 +250,15 @@ def _crops(sources: list[np.ndarray], size: int, n: int, min_std: float, rng: np
         if have == n: return out
     raise ValueError(f"could not draw {n} crops with pixel std >= {min_std}; lower min_std")
 
-def load_natural(split: str = "train", # "train", "test" (the held-out `NATURAL_TEST_PHOTOS`) or "outside" (`OUTSIDE_PHOTOS`)
+def load_natural(split: str = "train", # a key of `NATURAL_SPLITS`: "train", "valid", "test" (held out) or "outside"
                  size: int = 32, # crop side in pixels
-                 n: int | None = None, # number of crops; `None` -> 100 000 (train), 2 000 (test) or 200 (outside)
+                 n: int | None = None, # number of crops; `None` -> `NATURAL_N[split]`
                  seed: int = 0, # the same seed gives the same crops
                  *,
                  min_std: float = 0.02, # crops with a smaller pixel std (in [0, 1] units) are redrawn
                  photos: tuple[str, ...] | None = None, # crop only these photos of the split (default: all of them)
                 ) -> np.ndarray: # float32 (n, 3, size, size) in [0, 1]
-    "Random RGB crops of photos; train, test and outside come from disjoint photos."
+    "Random RGB crops of photos; train, valid, test and outside come from disjoint photos."
     if split not in NATURAL_SPLITS: raise ValueError(f"split must be one of {tuple(NATURAL_SPLITS)}, got {split!r}")
     n = NATURAL_N[split] if n is None else n
     if not isinstance(n, (int, np.integer)) or n < 0: raise ValueError(f"n must be a non-negative int, got {n!r}")

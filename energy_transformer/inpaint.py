@@ -26,22 +26,34 @@ from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['inpaint_photo', 'read_photo', 'classical_fills', 'side_by_side', 'et_inpaint']
+__all__ = ['centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills', 'side_by_side', 'et_inpaint',
+           'photo_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
-def _windows(L: int, w: int) -> list[int]:
-    "Start offsets of windows of size `w` covering `0..L` (the last one flush with the end)."
-    starts = list(range(0, L - w + 1, w))
+def _starts(L: int, w: int, stride: int) -> list[int]:
+    "Start offsets of windows of size `w`, `stride` apart, covering `0..L` (the last one flush with the end)."
+    starts = list(range(0, L - w + 1, stride))
     return starts if starts[-1] == L - w else starts + [L - w]
+
+
+def centre_weights(rows: int,  # patch rows of the window
+                   cols: int,  # patch columns of the window
+                   power: float = 4,  # sharpness: 0 gives equal weights
+                   ) -> np.ndarray:
+    "rows x cols weights of a window's patches: the product of two tents to the `power`, 1 in the corners, largest in the centre."
+    tent = lambda n: np.minimum(np.arange(1, n + 1), np.arange(n, 0, -1)).astype(np.float32)
+    return np.outer(tent(rows), tent(cols)) ** power
 
 
 def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predict_tokens` (its window)
                   photo: np.ndarray,  # C x Hpx x Wpx in [0, 1], at least one window in each direction
                   mask_ratio: float = 0.5,  # fraction of the photo's patches hidden, in (0, 1)
                   seed: int = 0,  # which patches
+                  *, stride: int | None = None,  # pixels between windows, a multiple of the patch size (default: half a window; the window's size: tiles)
+                  power: float = 4,  # sharpness of the `centre_weights` (0: a plain mean of the windows)
                   batch_size: int = 64,  # windows per jitted call
                   ) -> dict:
-    "Hide random patches across a whole photo and fill them window by window; returns the images and the masked MSE."
+    "Hide random patches across a whole photo and fill them from overlapping windows, each weighted towards its centre."
     photo = np.asarray(as_unit_images(photo, "photo"))
     C, h, w = model.patcher.image_shape; p = model.patcher.p
     if photo.ndim != 3 or photo.shape[0] != C:
@@ -49,25 +61,40 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     if not 0 < mask_ratio < 1: raise ValueError(f"mask ratio must be in (0, 1), got {mask_ratio}")
     if photo.shape[1] < h or photo.shape[2] < w:
         raise ValueError(f"image {photo.shape[1]}x{photo.shape[2]} is smaller than the model's {h}x{w} window")
+    stride = min(h, w) // 2 if stride is None else stride
+    if not isinstance(stride, (int, np.integer)) or stride % p or not p <= stride <= min(h, w):
+        raise ValueError(f"stride must be a multiple of the patch size {p} from {p} to {min(h, w)}, got {stride!r}")
     H, W = photo.shape[1] // p * p, photo.shape[2] // p * p  # whole patches only
     photo = photo[:, :H, :W]
     grid = Patcher((C, H, W), p)
     rng = np.random.default_rng(seed)
     mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
     pm = grid.pixel_mask(mask)
-    corners = [(i, j) for i in _windows(H, h) for j in _windows(W, w)]
+    corners = [(i, j) for i in _starts(H, h, stride) for j in _starts(W, w, stride)]
     crops = np.stack([photo[:, i:i + h, j:j + w] for i, j in corners])
     masks = np.stack([pm[i:i + h:p, j:j + w:p].reshape(-1) for i, j in corners])
-    pred = []
-    for k in range(0, len(crops), batch_size):
-        tk = jnp.asarray(model.patcher.tokenify(crops[k:k + batch_size]))
-        pred.append(np.asarray(_predict_batch(model, tk, jnp.asarray(masks[k:k + batch_size]))))
-    pred = model.patcher.untokenify(np.concatenate(pred))
-    acc, cnt = np.zeros_like(photo), np.zeros((H, W), np.float32)
-    for (i, j), r in zip(corners, pred, strict=False): acc[:, i:i + h, j:j + w] += r; cnt[i:i + h, j:j + w] += 1
-    filled = np.where(pm[None], np.clip(acc / cnt, 0, 1), photo)  # overlapping windows averaged
+    pad = -len(corners) % batch_size  # every call the same shape: one compilation
+    tokens = model.patcher.tokenify(np.concatenate([crops, np.repeat(crops[:1], pad, 0)]))
+    masks = np.concatenate([masks, np.repeat(masks[:1], pad, 0)])
+    pred = np.concatenate([np.asarray(_predict_batch(model, jnp.asarray(tokens[k:k + batch_size]),
+                                                     jnp.asarray(masks[k:k + batch_size])))
+                           for k in range(0, len(tokens), batch_size)])
+    pred = model.patcher.untokenify(pred[:len(corners)])
+    wt = np.kron(centre_weights(h // p, w // p, power), np.ones((p, p), np.float32))  # per pixel of a window
+    acc, wsum = np.zeros_like(photo), np.zeros((H, W), np.float32)
+    for (i, j), r in zip(corners, pred, strict=True): acc[:, i:i + h, j:j + w] += wt * r; wsum[i:i + h, j:j + w] += wt
+    filled = np.where(pm[None], np.clip(acc / wsum, 0, 1), photo)  # known pixels kept exactly
     mse = float(masked_mse(grid.tokenify(filled), grid.tokenify(photo), mask))
-    return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse, patch_size=p)
+    return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse,
+                patch_size=p, windows=len(corners), stride=stride)
+
+
+def patch_errors(r: dict,  # an `inpaint_photo` result
+                 ) -> np.ndarray:
+    "Squared error of each patch of the photo (mean over its pixels) as a rows x cols grid, NaN where not hidden."
+    p, (C, H, W) = r["patch_size"], r["original"].shape
+    d = ((r["inpainted"] - r["original"]) ** 2).reshape(C, H // p, p, W // p, p).mean((0, 2, 4))
+    return np.where(r["mask"].reshape(H // p, W // p), d, np.nan)
 
 
 @eqx.filter_jit
@@ -148,4 +175,18 @@ def et_inpaint(photo: str,  # image file (any size at least one window; grey or 
     fills = classical_fills(r)
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
           f"(PSNR {-10 * math.log10(r['mse']):.1f} dB) · biharmonic {fills['biharmonic']:.5f} · "
-          f"mean fill {fills['mean fill']:.5f}")
+          f"mean fill {fills['mean fill']:.5f} ({r['windows']} windows)")
+
+# %% ../nbs/14_inpaint.ipynb #inp020
+def photo_quality(models: dict[str, eqx.Module],  # name -> image model
+                  photos: dict[str, np.ndarray],  # name -> C x H x W photo in [0, 1]
+                  seeds: tuple[int, ...] = (0, 1),  # one random mask per seed
+                  mask_ratio: float = 0.5,  # fraction of the patches hidden
+                  ) -> list[dict]:
+    "Whole-photo masked MSE of each model (`inpaint_photo`, default windows) and of the classical fills, one row per photo and seed"
+    rows = []
+    for name, photo in photos.items():
+        for s in seeds:
+            res = {k: inpaint_photo(m, photo, mask_ratio, s) for k, m in models.items()}
+            rows.append(dict(photo=name, seed=s, **{k: r["mse"] for k, r in res.items()}, **classical_fills(next(iter(res.values())))))
+    return rows
