@@ -524,27 +524,14 @@ def markdown(r: dict) -> str:
             continue
         head += (f"Re-measured {u['date']} ({', '.join(u['sections'])}): load average {u['load_start']} at the start, "
                  f"{u['load_end']} at the end; those rows replace the first run's.\n\n")
+    return head + table_markdown(r) + "\n"
+
+
+def table_markdown(r: dict) -> str:
+    "The Markdown table of the measures (bench.md's and the site's benchmarks page's)."
     lines = ["| measure | value | goal | met? |", "|---|---|---|---|"]
     lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in table(r)]
-    return head + "\n".join(lines) + "\n"
-
-
-INDEX = ROOT / "nbs" / "index.ipynb"
-INDEX_MARK = "<!-- written by benchmarks/run.py from benchmarks/results/bench.json -->"
-
-
-def index_table(md: str) -> str:
-    "The index notebook's benchmark cell for a bench.md text: the marker line, then the text"
-    return f"{INDEX_MARK}\n\n{md.rstrip()}"
-
-
-def write_index(md: str, index: Path = INDEX) -> None:
-    "Put bench.md's text into the index notebook (the README and the site's home page), in the cell that starts with the marker"
-    nb = json.loads(index.read_text())
-    cells = [c for c in nb["cells"] if "".join(c["source"]).startswith(INDEX_MARK)]
-    if len(cells) != 1: raise ValueError(f"{index} must have exactly one cell starting with {INDEX_MARK!r}, found {len(cells)}")
-    cells[0]["source"] = index_table(md).splitlines(True)
-    index.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    return "\n".join(lines)
 
 
 def machine() -> dict:
@@ -634,8 +621,6 @@ def main(argv=None):
     (out / "bench.json").write_text(json.dumps(r, indent=1, default=float) + "\n")
     md = markdown(r) if only == set(SECTIONS) else "partial run (--only): see bench.json\n"
     (out / "bench.md").write_text(md)
-    if only == set(SECTIONS) and not a.quick and out.resolve() == (ROOT / "benchmarks" / "results").resolve():
-        write_index(md)  # `make site` then writes the README from it
     print(md)
     log(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
 
