@@ -9,9 +9,9 @@ cfg = ConfigParser(delimiters=["="])
 cfg.read(here / "settings.ini", encoding="utf-8")
 cfg = cfg["DEFAULT"]
 
-licenses = {"apache2": ("Apache-2.0", "License :: OSI Approved :: Apache Software License")}
+licenses = {"apache2": "Apache-2.0"}  # settings.ini's name -> SPDX licence expression
 statuses = ["1 - Planning", "2 - Pre-Alpha", "3 - Alpha", "4 - Beta", "5 - Production/Stable"]
-lic, lic_classifier = licenses[cfg["license"]]
+lib = cfg["lib_path"]
 min_python = cfg["min_python"]
 
 requirements = cfg.get("requirements", "").split()
@@ -27,25 +27,25 @@ setuptools.setup(
     keywords=cfg["keywords"].split(),
     author=cfg["author"],
     author_email=cfg["author_email"],
-    license=lic,
+    license_expression=licenses[cfg["license"]],
     classifiers=[
         "Development Status :: " + statuses[int(cfg["status"]) - 1],
         "Intended Audience :: Science/Research",
-        lic_classifier,
         "Natural Language :: " + cfg["language"],
         "Programming Language :: Python :: 3",
         "Programming Language :: Python :: 3 :: Only",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],
     python_requires=f">={min_python}",
-    packages=setuptools.find_packages(include=[cfg["lib_path"], cfg["lib_path"] + ".*"]),
-    include_package_data=True,
-    package_data={cfg["lib_path"]: ["checkpoints/*.eqx", "checkpoints/*.npz", "checkpoints/*.json"]},
+    # the shipped models live in a data-only folder, declared as a package of its own so setuptools installs it
+    packages=[*setuptools.find_packages(include=[lib, lib + ".*"]), f"{lib}.checkpoints"],
+    package_dir={"": "."},  # flat layout, said explicitly: an editable install is a plain path entry (no finder, no warning)
+    package_data={f"{lib}.checkpoints": ["*.npz", "*.json"]},
     install_requires=requirements,
     extras_require={"dev": dev_requirements},
     entry_points={
         "console_scripts": scripts,
-        "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],
+        "nbdev": [f"{lib}={lib}._modidx:d"],
     },
     zip_safe=False,
 )
