@@ -17,12 +17,12 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from .checks import as_float_array, check_int, check_tokens, concrete, float_dtype
+from .checks import MAX_STEPS, as_float_array, check_int, check_key, check_real, check_tokens, float_dtype
 
 # %% auto #0
 __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'TransformerBlock', 'transformer_blocks', 'apply_blocks',
-           'count_params', 'matching_width', 'ETConfig', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory',
-           'record_every', 'descend', 'descend_recorded', 'descend_until', 'energy_recall']
+           'count_params', 'matching_width', 'ETConfig', 'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm',
+           'Trajectory', 'record_every', 'descend', 'descend_recorded', 'descend_until', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #badd37d7
 class TransformerBlock(eqx.Module):
@@ -42,7 +42,7 @@ class TransformerBlock(eqx.Module):
     def __init__(self, D: int, H: int, Y: int, M: int, # token dim, heads, head dim, MLP hidden
                  *, key: PRNGKeyArray,
                  causal: bool = False): # mask attention to earlier tokens
-        ks = jax.random.split(key, 6)
+        ks = jax.random.split(check_key(key), 6)
         n = lambda k, shape, fan_in: jax.random.normal(k, shape, float_dtype()) / math.sqrt(fan_in)
         self.ln1, self.ln2 = eqx.nn.LayerNorm(D), eqx.nn.LayerNorm(D)
         self.Wq, self.Wk, self.Wv = n(ks[0], (H, D, Y), D), n(ks[1], (H, D, Y), D), n(ks[2], (H, D, Y), D)
@@ -100,6 +100,7 @@ class ETConfig:
     exclude_self: bool = True # leave B == C out of the log-sum (the paper's equation)
     attention: str = "softmax" # "softmax" (the paper) or "taylor" (linear in N)
     causal: bool = False # token C attends only to B <= C
+    rel_pos: int = 0 # learned bias b_h(C - B) in the attention scores for offsets up to +-rel_pos (0: none)
 
     def __post_init__(self):
         for name in ("D", "H", "Y", "M"):
@@ -111,6 +112,10 @@ class ETConfig:
             raise ValueError(f"ETConfig.beta must be a finite number > 0 (or None for 1/sqrt(Y)), got {self.beta!r}")
         if self.attention not in _ATTENTION_KINDS:
             raise ValueError(f"ETConfig.attention must be one of {_ATTENTION_KINDS}, got {self.attention!r}")
+        if isinstance(self.rel_pos, bool) or not isinstance(self.rel_pos, (int, np.integer)) or self.rel_pos < 0:
+            raise ValueError(f"ETConfig.rel_pos must be an integer >= 0, got {self.rel_pos!r}")
+        if self.rel_pos and self.attention == "taylor":
+            raise ValueError("ETConfig.rel_pos needs softmax attention: a position bias does not factorise in taylor attention")
 
     @property
     def beta_value(self) -> float:
@@ -171,6 +176,21 @@ def _shift_up(a, axis):
     pad = [(0, 0)] * a.ndim; pad[axis] = (0, 1)
     return lax.slice_in_dim(jnp.pad(a, pad), 1, a.shape[axis] + 1, axis=axis)
 
+def _alibi(H: int, R: int) -> Float[Array, "H R2"]:
+    "Initial position bias b_h(d) = -m_h |d| for d in -R..R, slopes m_h = 2^(-8h/H) (ALiBi's geometric slopes)"
+    m = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
+    return jnp.asarray(-m[:, None] * np.abs(np.arange(-R, R + 1))[None], float_dtype())
+
+def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
+             N: int, # tokens
+             start: int | Int[Array, ""] = 0, # position of the first query (keys always start at 0)
+             n: int | None = None, # queries (default N)
+            ) -> Float[Array, "H n N"]:
+    "The bias b_h(C - B) of queries C = start.. start+n-1 and keys B = 0..N-1, offsets beyond +-R sharing the last value"
+    R = pos_bias.shape[1] // 2
+    C = start + jnp.arange(N if n is None else n)
+    return pos_bias[:, jnp.clip(C[:, None] - jnp.arange(N)[None], -R, R) + R]
+
 _TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
 
 # %% ../nbs/01_energy_transformer.ipynb #7c7c8646
@@ -180,6 +200,7 @@ class EnergyTransformer(eqx.Module):
     Wk: Float[Array, "H D Y"] # key projections
     Xi: Float[Array, "M D"] # Hopfield memories
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
+    pos_bias: Float[Array, "H R"] | None # b_h(d) for offsets d = C - B in -rel_pos..rel_pos (None when rel_pos = 0)
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -187,11 +208,12 @@ class EnergyTransformer(eqx.Module):
                  std: float | None = None): # init std of Wq, Wk, Xi; None -> 1/sqrt(D)
         if not isinstance(config, ETConfig): raise TypeError(f"config must be an ETConfig, got {type(config).__name__}")
         c = config; std = 1.0 / math.sqrt(c.D) if std is None else float(std)
-        kq, kk, kx = jax.random.split(key, 3)
+        kq, kk, kx = jax.random.split(check_key(key), 3)
         self.Wq = std * jax.random.normal(kq, (c.H, c.D, c.Y), float_dtype())
         self.Wk = std * jax.random.normal(kk, (c.H, c.D, c.Y), float_dtype())
         self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
         self.beta = jnp.asarray(c.beta_value, float_dtype())
+        self.pos_bias = _alibi(c.H, c.rel_pos) if c.rel_pos else None
         self.config = c
 
     def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
@@ -209,9 +231,10 @@ class EnergyTransformer(eqx.Module):
 
     # ---- softmax attention ------------------------------------------------------------------------
     def _scores(self, g):
-        "Q, K and the scores S[h, C, B] = beta A[h, B, C] (query-major)"
+        "Q, K and the scores S[h, C, B] = beta A[h, B, C] + b_h(C - B) (query-major)"
         Q, K = self._qk(g)
-        return Q, K, self.beta * jnp.einsum("hcy,hby->hcb", Q, K)
+        S = self.beta * jnp.einsum("hcy,hby->hcb", Q, K)
+        return Q, K, S if self.pos_bias is None else S + rel_bias(self.pos_bias, g.shape[0])
 
     def _softmax_energy(self, g):
         _, _, S = self._scores(g)
@@ -418,10 +441,8 @@ def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False):
     "Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction"
     x = check_tokens(x, et.config.D, "descend: x")
     if lnorm.D != et.config.D: raise ValueError(f"descend: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
-    check_int("descend", "T", T, low=0)
-    v = concrete(x)
-    if v is not None and not np.isfinite(v).all():
-        raise ValueError(f"descend: x has {int((~np.isfinite(v)).sum())} NaN or infinite entries")
+    check_int("descend", "T", T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
+    check_real("descend", "alpha", alpha, 0, low_open=True)  # alpha < 0 would climb the energy (traced: unchecked)
     grad, ln, alpha = et.grad if grad is None else grad, jax.vmap(lnorm), jnp.asarray(alpha, x.dtype)
     direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
     return x, direction, lambda x: x - alpha * direction(x)

@@ -18,15 +18,17 @@ from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
-from .checks import float_dtype
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend, matching_width
+from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
+from .core import (EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params,
+                                     descend, matching_width, rel_bias)
 from .heads import Readout
 from .text import CharVocab
 
 # %% auto #0
 __all__ = ['prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET', 'CausalTransformer',
-           'MaskedET', 'matched_transformer', 'ar_loss', 'mask_for_training', 'mlm_loss', 'DescentCache', 'extend',
-           'prefill', 'next_logits', 'sample_char', 'generate', 'fill']
+           'AbstractMaskedLM', 'MaskedET', 'MaskedTransformer', 'matched_transformer', 'ar_loss', 'mask_for_training',
+           'mlm_loss', 'DescentCache', 'extend', 'prefill', 'next_logits', 'sample_char', 'generate', 'fill',
+           'generate_masked']
 
 # %% ../nbs/05_language.ipynb #90128eb4
 def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
@@ -42,12 +44,14 @@ def _causal_allowed(N: int, exclude_self: bool) -> np.ndarray:
 def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `exclude_self` are used; `causal` is implied)
                     g: Float[Array, "N D"], # layer-normalised tokens
                    ) -> Float[Array, "N"]:
-    """Each token's own energy given its prefix, E_C = -(1/beta) sum_h log sum_{B<=C} f(beta K_B.Q_C) - 1/2 sum_mu
-    relu(Xi_mu.g_C)^2 with f = exp (softmax) or 1+s+s^2/2 (taylor), the keys held fixed (they belong to the prefix)"""
+    """Each token's own energy given its prefix, E_C = -(1/beta) sum_h log sum_{B<=C} f(beta K_B.Q_C + b_h(C-B)) - 1/2
+    sum_mu relu(Xi_mu.g_C)^2 with f = exp (softmax) or 1+s+s^2/2 (taylor, no bias), the keys held fixed (they belong to
+    the prefix)"""
     b, c = et.beta, et.config
     Q, K = _queries_keys(et, g)
     K = lax.stop_gradient(K)
     s = b * jnp.einsum("hcy,hby->hcb", Q, K)
+    if et.pos_bias is not None: s = s + rel_bias(et.pos_bias, g.shape[0])
     allowed = _causal_allowed(g.shape[0], c.exclude_self)
     has = allowed.any(-1)
     if c.attention == "softmax": lse = jax.nn.logsumexp(jnp.where(allowed | ~has[:, None], s, -jnp.inf), axis=-1)
@@ -68,7 +72,9 @@ def prefix_grad(et: EnergyTransformer, # the energy
     if c.attention == "softmax":
         allowed = _causal_allowed(N, c.exclude_self)
         safe = allowed | ~allowed.any(-1, keepdims=True)  # a token with no key (C = 0 without self) gets P = 0
-        P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, b * jnp.einsum("hcy,hby->hcb", Q, K), -jnp.inf)), 0.0)
+        s = b * jnp.einsum("hcy,hby->hcb", Q, K)
+        if et.pos_bias is not None: s = s + rel_bias(et.pos_bias, N)
+        P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, s, -jnp.inf)), 0.0)
         dQ = -jnp.einsum("hcb,hby->hcy", P, K)
     else:  # chunks of L tokens: direct sums inside a chunk, prefix sums of 1, K_B and K_B K_B^T over earlier chunks
         H, Y = Q.shape[0], Q.shape[-1]
@@ -106,6 +112,7 @@ class LMConfig:
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"LMConfig.{k} must be an int >= 1, got {v!r}")
+        check_int("LMConfig", "T", self.T, 1, MAX_STEPS)
         if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha > 0):
             raise ValueError(f"LMConfig.alpha must be a finite number > 0, got {self.alpha!r}")
         if self.et.causal: raise ValueError("LMConfig.et.causal must be False: the causal descent comes from `objective`")
@@ -159,7 +166,7 @@ class AbstractCharLM(eqx.Module):
     def logits(self, ids: Int[Array, "n"], # token ids (MASK = V for a masked model)
                ) -> Float[Array, "n V"]:
         "Logits of the next character at each position (ar), or of each position's own character (mlm)"
-        ids = _check_ids(ids, self.config.N)
+        ids = check_ids(_check_ids(ids, self.config.N), self.embed.table.shape[0])  # a gather would clamp bad ids
         return jax.vmap(self.readout)(self.mix(self.embed(ids)))
 
 # %% ../nbs/05_language.ipynb #771e3839
@@ -173,7 +180,7 @@ class CausalET(AbstractCharLM):
     config: LMConfig = eqx.field(static=True)
 
     def __init__(self, config: LMConfig, *, key: PRNGKeyArray):
-        ke, kt, kr = jax.random.split(key, 3)
+        ke, kt, kr = jax.random.split(check_key(key), 3)
         c = config; V = len(c.chars)
         self.embed, self.readout = CharEmbedding(V, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
         self.lnorm, self.et = EnergyLayerNorm(c.et.D), EnergyTransformer(c.et, key=kt)
@@ -197,7 +204,7 @@ class CausalTransformer(AbstractCharLM):
     config: LMConfig = eqx.field(static=True) # `et` gives D, H, Y and the MLP width M; `T` is the number of blocks L
 
     def __init__(self, config: LMConfig, *, key: PRNGKeyArray):
-        ke, kb, kr = jax.random.split(key, 3)
+        ke, kb, kr = jax.random.split(check_key(key), 3)
         c, V = config, len(config.chars)
         self.embed, self.readout = CharEmbedding(V, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
         self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb, causal=True)
@@ -206,7 +213,15 @@ class CausalTransformer(AbstractCharLM):
     def mix(self, x): return core.apply_blocks(self.blocks, x)
 
 # %% ../nbs/05_language.ipynb #1ec7abda
-class MaskedET(AbstractCharLM):
+class AbstractMaskedLM(AbstractCharLM):
+    "A masked character model: one more symbol, MASK (id V), marks the positions whose characters it predicts"
+    @property
+    def mask_id(self) -> int: return self.vocab.V
+
+    def __check_init__(self):
+        if self.config.objective != "mlm": raise ValueError(f"{type(self).__name__} needs an LMConfig with objective='mlm'")
+
+class MaskedET(AbstractMaskedLM):
     "Masked (BERT/diffusion-style) Energy Transformer: all tokens descend one joint energy; MASK tokens get filled"
     embed: CharEmbedding
     lnorm: EnergyLayerNorm
@@ -216,32 +231,46 @@ class MaskedET(AbstractCharLM):
     config: LMConfig = eqx.field(static=True)
 
     def __init__(self, config: LMConfig, *, key: PRNGKeyArray):
-        ke, kt, kr = jax.random.split(key, 3)
+        ke, kt, kr = jax.random.split(check_key(key), 3)
         c = config; V = len(c.chars)
         self.embed, self.readout = CharEmbedding(V + 1, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
         self.lnorm, self.et = EnergyLayerNorm(c.et.D), EnergyTransformer(c.et, key=kt)
         self.alpha, self.config = jnp.asarray(c.alpha, float_dtype()), c
 
-    def __check_init__(self):
-        if self.config.objective != "mlm": raise ValueError("MaskedET needs an LMConfig with objective='mlm'")
-
-    @property
-    def mask_id(self) -> int: return self.vocab.V
-
     def mix(self, x): return descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T)
 
+# %% ../nbs/05_language.ipynb #maskedtf1
+class MaskedTransformer(AbstractMaskedLM):
+    "The masked baseline: a bidirectional transformer encoder (L pre-LN blocks) with MaskedET's embedding and readout"
+    embed: CharEmbedding
+    blocks: tuple[TransformerBlock, ...]
+    readout: Readout
+    config: LMConfig = eqx.field(static=True) # `et` gives D, H, Y and the MLP width M; `T` is the number of blocks L
+
+    def __init__(self, config: LMConfig, *, key: PRNGKeyArray):
+        ke, kb, kr = jax.random.split(check_key(key), 3)
+        c, V = config, len(config.chars)
+        self.embed, self.readout = CharEmbedding(V + 1, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
+        self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb, causal=False)
+        self.config = c
+
+    def mix(self, x): return core.apply_blocks(self.blocks, x)
+
+
 # %% ../nbs/05_language.ipynb #11f6fae0
-def matched_transformer(config: LMConfig, # the causal ET's configuration
-                        L: int = 1, # decoder blocks
+def matched_transformer(config: LMConfig, # the ET's configuration (objective "ar" or "mlm")
+                        L: int = 1, # transformer blocks
                         D: int | None = None, # width (default: the ET's D; H is kept and Y = D / H)
                        ) -> LMConfig:
-    "The configuration of an L-block CausalTransformer whose MLP width M makes its parameter count match CausalET(config)"
+    """The configuration of an L-block transformer (CausalTransformer for "ar", MaskedTransformer for "mlm") whose MLP
+    width M makes its parameter count match the ET of `config` (CausalET or MaskedET)"""
     D = config.et.D if D is None else int(D)
     H = config.et.H
     if D % H: raise ValueError(f"D = {D} is not divisible by H = {H}")
-    with_M = lambda M: replace(config, T=L, et=replace(config.et, D=D, Y=D // H, M=M))
-    params_at = lambda M: count_params(CausalTransformer(with_M(M), key=jax.random.key(0)))
-    return with_M(matching_width(params_at, count_params(CausalET(config, key=jax.random.key(0)))))
+    et_cls, tf_cls = (CausalET, CausalTransformer) if config.objective == "ar" else (MaskedET, MaskedTransformer)
+    with_M = lambda M: replace(config, T=L, et=replace(config.et, D=D, Y=D // H, M=M, rel_pos=0))
+    params_at = lambda M: count_params(tf_cls(with_M(M), key=jax.random.key(0)))
+    return with_M(matching_width(params_at, count_params(et_cls(config, key=jax.random.key(0)))))
 
 # %% ../nbs/05_language.ipynb #5263aa07
 def ar_loss(model: AbstractCharLM, # an autoregressive model
@@ -298,7 +327,9 @@ def extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple
             keys = cache.keys.at[t, :, p].set(k)
             allowed = jnp.arange(c.N) < p + own
             safe = allowed | ((p + own == 0) & (jnp.arange(c.N) == 0))  # no key at all: P = 0, not NaN
-            P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, b * jnp.einsum("hy,hby->hb", q, keys[t]), -jnp.inf)), 0.0)
+            s = b * jnp.einsum("hy,hby->hb", q, keys[t])
+            if et.pos_bias is not None: s = s + rel_bias(et.pos_bias, c.N, p, 1)[:, 0]
+            P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, s, -jnp.inf)), 0.0)
             dq, cache = -jnp.einsum("hb,hby->hy", P, keys[t]), eqx.tree_at(lambda m: m.keys, cache, keys)
         else:
             kk = jnp.einsum("hy,hz->hyz", k, k)
@@ -339,15 +370,17 @@ def sample_char(logits: np.ndarray, # (V,) logits
     return int(rng.choice(p.size, p=p / p.sum()))
 
 # %% ../nbs/05_language.ipynb #ad9d4f58
+def _check_temperature(temperature):
+    if isinstance(temperature, bool) or not (isinstance(temperature, (int, float)) and 0 <= temperature < math.inf):
+        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
+
 def _check_generation(model, prompt: str, length: int, temperature: float, top_k):
     if model.config.objective != "ar":
         raise ValueError("generate needs an autoregressive model (objective 'ar'); use fill for a masked one")
     if not prompt: raise ValueError("the prompt must have at least one character")
     model.vocab.encode(prompt)  # names characters outside the vocabulary
-    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
-        raise ValueError(f"length must be an int >= 1, got {length!r}")
-    if not (isinstance(temperature, (int, float)) and 0 <= temperature < math.inf):
-        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
+    check_int("generate", "length", length, 1, MAX_GENERATE)  # a stated maximum: 10**9 characters would run for days
+    _check_temperature(temperature)
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
         raise ValueError(f"top_k must be an int >= 1 or None, got {top_k!r}")
 
@@ -361,7 +394,7 @@ def generate(model: AbstractCharLM, # an autoregressive model
     """Continue `prompt` by `length` characters. A prompt longer than the context N keeps its last N characters; when the
     context fills up, the window slides: the model restarts from the last N/2 characters"""
     _check_generation(model, prompt, length, temperature, top_k)
-    N, rng, vocab = model.config.N, np.random.default_rng(seed), model.vocab
+    N, rng, vocab = model.config.N, np.random.default_rng(check_int("generate", "seed", seed, 0)), model.vocab
     ids = list(vocab.encode(prompt)[-N:])
     use_cache = cache and isinstance(model, CausalET)
     out = []
@@ -386,24 +419,65 @@ def generate(model: AbstractCharLM, # an autoregressive model
 @eqx.filter_jit
 def _log_probs(model: AbstractCharLM, ids: Int[Array, "n"]) -> Float[Array, "n V"]: return jax.nn.log_softmax(model.logits(ids))
 
-def fill(model: MaskedET, # a masked model
+def _unmask(model: AbstractMaskedLM, ids: np.ndarray, rounds: int, temperature: float, rng: np.random.Generator) -> np.ndarray:
+    """Replace the MASK ids of one sequence in `rounds` rounds: each round draws a character for every masked position
+    (the most likely at temperature 0) and keeps the k it is most confident of, so later rounds condition on them"""
+    ids = ids.copy()
+    for r in range(rounds):
+        left = np.flatnonzero(ids == model.mask_id)
+        if left.size == 0: break
+        lp = np.asarray(_log_probs(model, jnp.asarray(ids, jnp.int32)), np.float64)[left]
+        if temperature == 0: pick = lp.argmax(-1)
+        else: pick = (lp / temperature + rng.gumbel(size=lp.shape)).argmax(-1)  # a draw from softmax(lp / temperature)
+        conf = np.take_along_axis(lp, pick[:, None], -1)[:, 0]
+        best = np.argsort(-conf, kind="stable")[:math.ceil(left.size / (rounds - r))]
+        ids[left[best]] = pick[best]
+    return ids
+
+def fill(model: AbstractMaskedLM, # a masked model
          text: str, # text with unknown characters marked by `blank`
          *, blank: str = "_", rounds: int = 8, # unmasking rounds (at most one per blank)
+         temperature: float = 0.0, # 0: the most likely character; > 0: sample
+         seed: int = 0,
         ) -> str:
     """Fill the blanks by iterative unmasking: each round predicts every blank and fixes the most confident ones, so
     that later rounds condition on earlier choices (as in MaskGIT and discrete diffusion); other characters never change"""
     if model.config.objective != "mlm": raise ValueError("fill needs a masked model (objective 'mlm')")
+    check_int("fill", "rounds", rounds)
+    _check_temperature(temperature)
     if len(blank) != 1 or blank in model.vocab.chars:
         raise ValueError(f"blank must be one character outside the vocabulary, got {blank!r}")
     if not 1 <= len(text) <= model.config.N:
         raise ValueError(f"text has {len(text)} characters; a masked model fills 1..N = {model.config.N} at a time")
     holes = np.array([ch == blank for ch in text])
     ids = np.where(holes, model.mask_id, model.vocab.encode(text.replace(blank, model.vocab.chars[0])))
-    for r in range(max(1, min(rounds, int(holes.sum())))):
-        left = np.flatnonzero(ids == model.mask_id)
-        if left.size == 0: break
-        lp = np.asarray(_log_probs(model, jnp.asarray(ids, jnp.int32)))[left]
-        k = math.ceil(left.size / (min(rounds, int(holes.sum())) - r))
-        best = np.argsort(-lp.max(-1), kind="stable")[:k]
-        ids[left[best]] = lp[best].argmax(-1)
+    ids = _unmask(model, ids, max(1, min(rounds, int(holes.sum()))), temperature, np.random.default_rng(seed))
     return model.vocab.decode(ids)
+
+
+# %% ../nbs/05_language.ipynb #unmaskgen
+def generate_masked(model: AbstractMaskedLM, # a masked model
+                    length: int, # new characters
+                    prompt: str = "", # text the new characters follow (may be empty)
+                    *, rounds: int = 16, # unmasking rounds per window
+                    temperature: float = 0.8, # 0: the most likely character in each round
+                    seed: int = 0,
+                    on_text=None, # called with each window's new text (streaming)
+                   ) -> str:
+    """`length` new characters after `prompt`, by iterative unmasking (discrete-diffusion style), N/2 characters at a time:
+    each window holds the last N/2 known characters and MASK tokens after them"""
+    if model.config.objective != "mlm": raise ValueError("generate_masked needs a masked model (objective 'mlm')")
+    check_int("generate_masked", "length", length, 1, MAX_GENERATE)
+    check_int("generate_masked", "rounds", rounds)
+    _check_temperature(temperature)
+    N, rng = model.config.N, np.random.default_rng(seed)
+    known, out = list(model.vocab.encode(prompt)[-(N // 2):]) if prompt else [], []
+    while len(out) < length:
+        n_new = min(N - len(known), length - len(out))
+        ids = _unmask(model, np.array(known + [model.mask_id] * n_new), min(rounds, n_new), temperature, rng)
+        new = [int(i) for i in ids[len(known):]]
+        out += new
+        if on_text is not None: on_text(model.vocab.decode(new))
+        known = (known + new)[-(N // 2):]
+    return model.vocab.decode(out)
+

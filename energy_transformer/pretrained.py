@@ -14,7 +14,7 @@ import equinox as eqx
 from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint, resolve_checkpoint
 from .classify import ImageClassifier
 from .image import ImageEnergyTransformer, TransformerMAE
-from .language import CausalET, CausalTransformer, MaskedET
+from .language import CausalET, CausalTransformer, MaskedET, MaskedTransformer
 
 # %% auto #0
 __all__ = ['MODEL_CLASSES', 'available_models', 'load_pretrained']
@@ -26,6 +26,7 @@ MODEL_CLASSES: dict[str, type[eqx.Module]] = {  # a checkpoint header's "class" 
     "CausalET": CausalET,
     "CausalTransformer": CausalTransformer,
     "MaskedET": MaskedET,
+    "MaskedTransformer": MaskedTransformer,
     "ImageClassifier": ImageClassifier,
 }
 
