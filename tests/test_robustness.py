@@ -1,19 +1,33 @@
-"""Eleven bad or extreme inputs that were once accepted silently or answered with a deep library error.
+"""Bad or extreme inputs that were once accepted silently or answered with a deep library error, and faults injected
+into training: kill -9 while saving, Ctrl-C and SIGTERM, a full disk, two runs writing the same files.
 
-Each is answered now by a finite, correct result or by a one-line `ValueError` / `TypeError` naming the problem.
+Each is answered by a finite, correct result, a one-line `ValueError` / `TypeError` naming the problem, or (for a
+fault) a whole checkpoint to resume from and one line saying so. The table of single calls is
+`tests/adversarial_cases.py`.
 """
+import contextlib
+import errno
 import io
 import itertools
 import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from adversarial_cases import Padded, line_batches, line_loss
 from PIL import Image
 
+from energy_transformer import checkpoint
+from energy_transformer.checkpoint import read_checkpoint, read_log
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory
 from energy_transformer.evaluate import masked_mse, predict_images
@@ -152,3 +166,125 @@ def test_11_resumed_log_has_no_gap(tmp_path):
     assert [h["step"] for h in again["history"]] == [h["step"] for h in whole["history"]]
     np.testing.assert_allclose([h["loss"] for h in again["history"]], [h["loss"] for h in whole["history"]], rtol=1e-6)
     np.testing.assert_allclose(again_m.w, whole_m.w, rtol=1e-6)
+
+
+# ---- fault injection: kill -9, Ctrl-C and SIGTERM, a full disk, two writers ------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+RUN = f"""
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+import jax
+from adversarial_cases import Padded, line_batches, line_loss
+from energy_transformer.train import TrainConfig, TrainingInterrupted, fit
+out, steps, every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+tc = TrainConfig(steps=steps, batch_size=8, lr=0.01, warmup=0.0, eval_every=every, log_every=every)
+try: fit(Padded(tc, key=jax.random.key(0)), line_loss, line_batches, tc, out=out, name="run", progress=False)
+except TrainingInterrupted as e: print(e, flush=True); sys.exit(130)
+"""
+
+
+def _tc(steps, every):
+    return TrainConfig(steps=steps, batch_size=8, lr=0.01, warmup=0.0, eval_every=every, log_every=every)
+
+
+@contextlib.contextmanager
+def _started(tmp_path, steps, every, saved: bool):
+    "A training run in another process, once it holds its lock (and with `saved`, has saved a checkpoint); killed after"
+    p = subprocess.Popen([sys.executable, "-c", RUN, str(tmp_path), str(steps), str(every)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.time()
+        while not ((tmp_path / "run.lock").exists() and (tmp_path / "run.npz").exists() >= saved):
+            assert p.poll() is None, p.stderr.read()
+            assert time.time() - t0 < 120, "the run did not start"
+            time.sleep(0.05)
+        yield p
+    finally:
+        if p.poll() is None: p.kill()
+        p.wait()
+
+
+def _resume(tmp_path, steps, every, **kw):
+    return fit(Padded(_tc(steps, every), key=jax.random.key(0)), line_loss, line_batches, _tc(steps, every),
+               out=tmp_path, name="run", resume=True, progress=False, **kw)
+
+
+def test_12_kill_9_during_saves_leaves_a_whole_checkpoint(tmp_path):
+    with _started(tmp_path, 10**6, 1, saved=True):  # a 24 MB checkpoint saved after every step: mostly saving
+        time.sleep(0.3 + np.random.default_rng().random() * 0.5)  # then kill -9
+    header, _ = read_checkpoint(tmp_path / "run.npz")  # complete: the old or the new file, never a half-written one
+    try: assert read_log(tmp_path / "run.json")["history"][-1]["step"] == header["step"]
+    except ValueError as e: assert "come from different saves" in str(e)  # killed between the two renames
+    step = header["step"]
+    model, log = _resume(tmp_path, 10**6, 1, stop_at=step + 2)  # the dead process's lock is taken over
+    assert log["history"][-1]["step"] == step + 2 and not (tmp_path / "run.lock").exists()
+    whole, _ = fit(Padded(_tc(10**6, 1), key=jax.random.key(0)), line_loss, line_batches, _tc(10**6, 1), progress=False,
+                   stop_at=step + 2)
+    np.testing.assert_allclose(model.w, whole.w, rtol=1e-6)  # resumed = never interrupted
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_13_signal_during_fit_saves_and_says_so(tmp_path, sig):
+    with _started(tmp_path, 10**6, 10**5, saved=False) as p:  # no periodic save: the only one is at the signal
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=120)
+    step = read_checkpoint(tmp_path / "run.npz")[0]["step"]
+    assert p.returncode == 130
+    assert out.strip() == f"interrupted at step {step} of 1000000; the state is saved in {tmp_path / 'run.npz'}"
+    assert "Traceback" not in err and not (tmp_path / "run.lock").exists()
+    _, log = _resume(tmp_path, 10**6, 10**5, stop_at=step + 3)
+    assert log["history"][-1]["step"] == step + 3
+
+
+def test_14_disk_full_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    fit(Padded(_tc(10, 5), key=jax.random.key(0)), line_loss, line_batches, _tc(10, 5), out=tmp_path, name="run",
+        progress=False, stop_at=5)
+
+    def full(*args, **kw):
+        def write(f):
+            f.write(b"x" * 1000)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write
+    monkeypatch.setattr(checkpoint, "_checkpoint_writer", full)
+    with pytest.raises(OSError, match=r"cannot save .*run.npz \(No space left on device\); its previous version is kept"):
+        _resume(tmp_path, 10, 5)
+    assert read_checkpoint(tmp_path / "run.npz")[0]["step"] == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json", "run.npz"]  # no temporary file, no lock
+
+
+def test_15_two_writers(tmp_path):
+    with _started(tmp_path, 10**6, 10**5, saved=False) as p:
+        with pytest.raises(ValueError, match=rf"run.npz: another run \(process {p.pid} on .*\) is writing it"):
+            _resume(tmp_path, 10**6, 10**5)
+    assert (tmp_path / "run.lock").exists() and not (tmp_path / "run.npz").exists()  # killed: its lock stays behind
+    _, log = _resume(tmp_path, 10**6, 10**5, stop_at=2)
+    assert log["history"][-1]["step"] == 2 and not (tmp_path / "run.lock").exists()
+
+
+def _command(*args) -> subprocess.Popen:
+    exe = shutil.which(args[0]) or str(Path(sys.executable).parent / args[0])
+    return subprocess.Popen([exe, *args[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.skipif(not Path("/usr/share/datasets/fashion-mnist").exists(), reason="needs the Fashion-MNIST files")
+def test_16_ctrl_c_during_et_train(tmp_path):
+    p = _command("et-train", "tiny", "--out", str(tmp_path), "--steps", "100000", "--quiet")
+    t0 = time.time()
+    while not (tmp_path / "tiny.lock").exists():
+        assert p.poll() is None and time.time() - t0 < 120, p.stderr.read()
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    step = read_checkpoint(tmp_path / "tiny.npz")[0]["step"]
+    assert p.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (f"et-train: interrupted at step {step} of 100000; the state is saved in "
+                                            f"{tmp_path / 'tiny.npz'}; to continue, run the same command with --resume")
+
+
+def test_17_ctrl_c_during_et_generate():
+    p = _command("et-generate", "--prompt", "And God said", "--length", "20000", "--temperature", "0")
+    assert p.stdout.read(20)  # it has started streaming
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and err.strip() == "et-generate: interrupted"
