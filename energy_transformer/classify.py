@@ -26,7 +26,7 @@ from skimage.transform import resize
 
 from . import core
 from .checkpoint import load_checkpoint, resolve_checkpoint
-from .checks import as_unit_images, check_int, float_dtype
+from .checks import as_unit_images, check_int, check_key, float_dtype, quiet_interrupts
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
 from .data import load_fashion_mnist, load_mnist
 from .heads import Readout
@@ -164,7 +164,7 @@ class AbstractClassifier(eqx.Module):
                       chunk: int = 1000, # images per compiled call
                      ) -> Float[np.ndarray, "B K"]:
         "Class probabilities of a batch of images (with `mirror`, the mean over each image and its mirror image)"
-        a = check_images(images, self.config.image_shape)
+        a, chunk = check_images(images, self.config.image_shape), check_int("predict_proba", "chunk", chunk)
         if not len(a): return np.zeros((0, self.config.K), np.float32)
         def proba(v): return np.concatenate([np.asarray(jax.nn.softmax(_batch_logits(self, jnp.asarray(v[i:i + chunk]), T)))
                                              for i in range(0, len(v), chunk)])
@@ -217,7 +217,7 @@ class ImageClassifier(AbstractClassifier):
     config: ClassifierConfig = eqx.field(static=True)
 
     def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
-        ke, km, kh = jax.random.split(key, 3)
+        ke, km, kh = jax.random.split(check_key(key), 3)
         c = config
         self.embed, self.head = PatchEmbedding(c, key=ke), Readout(c.et.D, c.K, key=kh)
         self.mixer = ETDescent(c.et, c.alpha, c.T, key=km) if c.mixer == "et" else TransformerStack(c.et, c.T, key=km)
@@ -365,6 +365,7 @@ def _et_classify_args(images: Annotated[str, {"nargs": "+"}], # image files (PNG
 def et_classify(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "Command line: print the most probable class of each image file and its probability"
     args = anno_parser(_et_classify_args, prog="et-classify").parse_args(argv)  # the same --help style as et-train
+    quiet_interrupts("et-classify")
     try: model = load_classifier(args.model)
     except (ValueError, FileNotFoundError) as e:
         print(f"et-classify: error: {e}", file=sys.stderr); sys.exit(2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import os
 import struct
 import tempfile
@@ -18,12 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import MAX_ARRAY_BYTES, LimitError, check_size
+
 # %% auto #0
-__all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_MNIST_URL', 'FASHION_MNIST_FILES',
-           'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_VALID_PHOTOS', 'NATURAL_TEST_PHOTOS', 'OUTSIDE_PHOTOS',
-           'MATE_PHOTOS', 'MATE_DIR', 'MATE_LONG_SIDE', 'NATURAL_SCALES', 'NATURAL_N', 'NATURAL_SPLITS', 'DATASETS',
-           'read_idx', 'write_idx', 'fashion_mnist_dir', 'load_fashion_mnist', 'download_fashion_mnist', 'load_mnist',
-           'load_photo', 'load_natural', 'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
+__all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_MNIST_URL', 'FASHION_MNIST_SHA256',
+           'FASHION_MNIST_FILES', 'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_VALID_PHOTOS',
+           'NATURAL_TEST_PHOTOS', 'OUTSIDE_PHOTOS', 'MATE_PHOTOS', 'MATE_DIR', 'MATE_LONG_SIDE', 'NATURAL_SCALES',
+           'NATURAL_N', 'NATURAL_SPLITS', 'DATASETS', 'read_idx', 'write_idx', 'fashion_mnist_dir',
+           'load_fashion_mnist', 'idx_sha256', 'download_fashion_mnist', 'load_mnist', 'load_photo', 'load_natural',
+           'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
 
 # %% ../nbs/04_data.ipynb #e4f119d0
 IDX_DTYPES: dict[int, np.dtype] = {
@@ -31,20 +35,34 @@ IDX_DTYPES: dict[int, np.dtype] = {
     0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 _IDX_CODES = {dt.newbyteorder("=").str[1:]: code for code, dt in IDX_DTYPES.items()}  # "u1" -> 0x08, ...
 
-def _read_bytes(path: Path) -> bytes:
-    "Raw contents of `path`, decompressed when it starts with the gzip magic bytes."
+def _open_idx(path: Path):
+    "A binary stream of the IDX bytes of `path`, decompressed while it is read when the file starts with the gzip magic bytes."
     if not path.is_file(): raise FileNotFoundError(f"IDX file not found: {path}")
-    raw = path.read_bytes()
-    if raw[:2] != b"\x1f\x8b": return raw
-    try: return gzip.decompress(raw)
+    with open(path, "rb") as f: gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gz else open(path, "rb")
+
+def _read_idx_bytes(path: Path, limit: int) -> tuple[bytes, bytes]:
+    "The header and data bytes of an IDX file; the size its header declares is checked before the data is read."
+    f = _open_idx(path)
+    try:
+        with f:
+            buf = f.read(4)
+            if len(buf) == 4 and buf[3]: buf += f.read(4 * buf[3])
+            if len(buf) < 4 or len(buf) < 4 + 4 * buf[3] or buf[:2] != b"\0\0" or buf[2] not in IDX_DTYPES:
+                return buf, b""  # a bad or short header: read_idx says what is wrong
+            shape = struct.unpack(f">{buf[3]}I", buf[4:])
+            want = check_size(shape, IDX_DTYPES[buf[2]], f"{path}: its header", limit)
+            return buf, f.read(want + 1)  # one byte more: trailing bytes are an error
     except (EOFError, gzip.BadGzipFile, OSError) as e:
         raise ValueError(f"{path}: corrupt or truncated gzip stream ({e})") from None
 
 def read_idx(path: str | os.PathLike, # an IDX file, gzipped or plain
+             limit: int = MAX_ARRAY_BYTES, # bytes of data the header may declare (checked before reading them)
             ) -> np.ndarray: # native-endian array with the file's dtype and shape
     "Read an IDX file (the MNIST format): magic number, big-endian dimensions, then the values."
     path = Path(path)
-    buf = _read_bytes(path)
+    head_bytes, data = _read_idx_bytes(path, limit)
+    buf = head_bytes + data
     if len(buf) < 4: raise ValueError(f"{path}: truncated IDX file ({len(buf)} bytes, no complete magic number)")
     zero, code, ndim = struct.unpack(">HBB", buf[:4])
     if zero != 0 or code not in IDX_DTYPES:
@@ -59,7 +77,7 @@ def read_idx(path: str | os.PathLike, # an IDX file, gzipped or plain
         raise ValueError(f"{path}: truncated IDX data: shape {shape} of {dtype.newbyteorder('=')} needs {want} "
                          f"bytes, found {len(buf) - head}")
     if len(buf) - head > want:
-        raise ValueError(f"{path}: {len(buf) - head - want} unexpected trailing bytes after IDX data of shape {shape}")
+        raise ValueError(f"{path}: unexpected trailing bytes after IDX data of shape {shape}")
     return np.frombuffer(buf, dtype, offset=head, count=want // dtype.itemsize).reshape(shape).astype(dtype.newbyteorder("="))
 
 # %% ../nbs/04_data.ipynb #e2c3bbf3
@@ -85,7 +103,12 @@ def write_idx(path: str | os.PathLike, # destination; gzipped when the name ends
 # %% ../nbs/04_data.ipynb #029687c8
 FASHION_MNIST_ENV = "ET_FASHION_MNIST"
 FASHION_MNIST_DEFAULT = Path("/usr/share/datasets/fashion-mnist")
-FASHION_MNIST_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
+FASHION_MNIST_URL = "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/"
+FASHION_MNIST_SHA256 = {  # of the uncompressed IDX bytes, the same however the `.gz` file was compressed
+    "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    "train-labels-idx1-ubyte": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+    "t10k-images-idx3-ubyte": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    "t10k-labels-idx1-ubyte": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34"}
 FASHION_MNIST_FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
@@ -123,17 +146,36 @@ def load_fashion_mnist(split: str = "train", # "train" (60 000 images) or "test"
     return (x[:, None].astype(np.float32) / 255), y.astype(np.int64)
 
 # %% ../nbs/04_data.ipynb #3abdcc72
+def idx_sha256(path: str | os.PathLike, # an IDX file, gzipped or plain
+              ) -> str:
+    "SHA-256 of the uncompressed bytes of an IDX file (read in chunks, at most `MAX_ARRAY_BYTES`)"
+    h, n, f = hashlib.sha256(), 0, _open_idx(Path(path))
+    try:
+        with f:
+            for chunk in iter(lambda: f.read(2**20), b""):
+                n += len(chunk)
+                if n > MAX_ARRAY_BYTES: raise LimitError(f"{path}: more than {MAX_ARRAY_BYTES} bytes uncompressed")
+                h.update(chunk)
+    except (EOFError, gzip.BadGzipFile, OSError) as e:
+        raise ValueError(f"{path}: corrupt or truncated gzip stream ({e})") from None
+    return h.hexdigest()
+
 def download_fashion_mnist(dest: str | os.PathLike, # folder to write the four `.gz` files into
-                           url: str = FASHION_MNIST_URL, # base address of the files
+                           url: str = FASHION_MNIST_URL, # base address of the files (https; `file://` for a local copy)
                           ) -> Path: # `dest`, ready for `load_fashion_mnist(path=dest)`
-    "Download the four Fashion-MNIST IDX files (needs internet; never called implicitly)."
+    "Download the four Fashion-MNIST IDX files (needs internet; never called implicitly), checked against pinned SHA-256 sums."
     dest = Path(dest); dest.mkdir(parents=True, exist_ok=True)
     for stem in sum(FASHION_MNIST_FILES.values(), ()):
         out = dest/f"{stem}.gz"
-        if out.is_file(): continue
+        if out.is_file() and idx_sha256(out) == FASHION_MNIST_SHA256[stem]: continue
         tmp = out.with_suffix(".gz.part")
         with urllib.request.urlopen(url.rstrip("/") + f"/{stem}.gz", timeout=60) as r: tmp.write_bytes(r.read())
-        read_idx(tmp)  # refuse to install a broken file
+        try: got = idx_sha256(tmp)
+        except ValueError: got = "unreadable"
+        if got != FASHION_MNIST_SHA256[stem]:
+            tmp.unlink()
+            raise ValueError(f"{url.rstrip('/')}/{stem}.gz: SHA-256 of its data is {got}, expected "
+                             f"{FASHION_MNIST_SHA256[stem]}; the file was not installed")
         os.replace(tmp, out)
     return dest
 

@@ -19,7 +19,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from .checks import as_float_array, concrete
+from .checks import as_float_array, check_finite, concrete
 from .core import record_every
 from .patterns import random_patterns
 
@@ -59,6 +59,7 @@ def _check_state(sigma, D: int, name: str = "sigma", binary: bool = True):
         raise ValueError(f"{name} must be one state of length D={D}, got shape {jnp.shape(sigma)} "
                          f"(methods act on one example; use jax.vmap or recall_batch for a batch)")
     if binary: _check_binary(sigma, name)
+    else: check_finite(sigma, name)
 
 def _check_schedule(steps: int, every: int, name: str = "sweeps"):
     "A recall schedule: `steps` >= 1 recorded every `every` steps."
@@ -400,6 +401,7 @@ class ContinuousHopfield(eqx.Module):
     def __check_init__(self):
         if jnp.ndim(self.X) != 2 or 0 in jnp.shape(self.X):
             raise ValueError(f"X must be a non-empty D x K matrix (patterns as columns), got shape {jnp.shape(self.X)}")
+        check_finite(self.X, "X")
         _check_beta(self.beta)
 
     @property

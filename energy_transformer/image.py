@@ -20,7 +20,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
-from .checks import as_float_pixels, float_dtype
+from .checks import MAX_STEPS, as_float_pixels, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import masked_mse
 from .patches import Patcher
@@ -61,8 +61,8 @@ class ImageETConfig(PatchGeometry):
     def __post_init__(self):
         self._check_geometry()
         if not isinstance(self.et, ETConfig): raise TypeError(f"et must be an ETConfig, got {type(self.et).__name__}")
-        if not self.alpha > 0: raise ValueError(f"alpha must be > 0, got {self.alpha}")
-        if not isinstance(self.T, (int, np.integer)) or self.T < 1: raise ValueError(f"T must be an int >= 1, got {self.T!r}")
+        check_real("ImageETConfig", "alpha", self.alpha, 0, low_open=True)
+        check_int("ImageETConfig", "T", self.T, 1, MAX_STEPS)
 
     @classmethod
     def from_dict(cls, d: dict) -> "ImageETConfig":
@@ -215,7 +215,7 @@ class ImageEnergyTransformer(AbstractImageModel):
     config: ImageETConfig = eqx.field(static=True)
 
     def __init__(self, config: ImageETConfig, *, key: PRNGKeyArray):
-        ke, kt, kd = jax.random.split(key, 3)
+        ke, kt, kd = jax.random.split(check_key(key), 3)
         D = config.et.D
         self.embed, self.lnorm = ImageEmbedding(config, D, key=ke), EnergyLayerNorm(D)
         self.et = EnergyTransformer(config.et, key=kt)

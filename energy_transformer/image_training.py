@@ -23,13 +23,13 @@ from fastcore.script import call_parse, store_true
 from jax.sharding import Mesh
 from jaxtyping import Array, Float, PRNGKeyArray
 
-from .checks import check_int
+from .checks import check_int, check_output_dir, check_stem, quiet_interrupts
 from .core import ETConfig
 from .data import DATASETS, BatchIterator, load_images
 from .evaluate import baselines, biharmonic_fill, eval_set, evaluate, masked_mse, predict_images
 from .image import ImageEnergyTransformer, ImageETConfig
 from .patches import keep_count, make_masks, mask_count
-from .train import JSONConfig, TrainConfig, fit, make_optimizer, make_train_step, trainable
+from .train import JSONConfig, TrainConfig, TrainingInterrupted, fit, make_optimizer, make_train_step, trainable
 
 # %% auto #0
 __all__ = ['PRESETS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting', 'et_train',
@@ -166,15 +166,19 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
              quiet: store_true = False,  # no progress bar
              ):
     "Train an image Energy Transformer from a preset; writes a checkpoint and a JSON log."
+    quiet_interrupts("et-train")
     try:
         if data is not None and data not in DATASETS:
             raise ValueError(f"unknown data set {data!r}; choose from {sorted(DATASETS)}")
         kw = {k: v for k, v in dict(data=data, steps=steps, batch_size=batch_size, lr=lr, T=descent_steps, alpha=alpha,
                                     eval_every=eval_every, seed=seed).items() if v is not None}
-        stem = name or preset_name
+        stem = check_stem(name or preset_name, "--name")  # before the data is loaded
+        check_output_dir(out, "--out")
         model, log = train_inpainting(*preset(preset_name, **kw), out=out, name=stem, resume=resume,
                                       progress=not quiet, preset_name=preset_name)
-    except (ValueError, FileNotFoundError) as e:
+    except TrainingInterrupted as e:
+        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
+    except (ValueError, FileNotFoundError, OSError, FloatingPointError) as e:
         print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
     f = log["final"]
     print(f"wrote {Path(out) / (stem + '.npz')} and {stem}.json: {f['step']} steps in {log['wall_time_s']:.0f} s; "

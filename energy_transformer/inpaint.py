@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import equinox as eqx
@@ -20,7 +21,7 @@ from fastcore.script import call_parse
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
-from .checks import as_unit_images
+from .checks import LimitError, as_unit_images, check_int, check_pixels, quiet_interrupts
 from .evaluate import baseline_mse, masked_mse
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
@@ -67,7 +68,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     H, W = photo.shape[1] // p * p, photo.shape[2] // p * p  # whole patches only
     photo = photo[:, :H, :W]
     grid = Patcher((C, H, W), p)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_int("inpaint_photo", "seed", seed, 0))
     mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
     pm = grid.pixel_mask(mask)
     corners = [(i, j) for i in _starts(H, h, stride) for j in _starts(W, w, stride)]
@@ -129,7 +130,10 @@ def read_photo(path: str | os.PathLike,  # an image file PIL can read
     if path.is_dir(): raise ValueError(f"{path} is a directory, not an image file")
     if not path.exists(): raise FileNotFoundError(f"no such file: {path}")
     try:
-        with Image.open(path) as im: a = _pixels(ImageOps.exif_transpose(im))
+        with warnings.catch_warnings(action="ignore", category=Image.DecompressionBombWarning), Image.open(path) as im:
+            check_pixels(*im.size, str(path))  # the size from the header, before anything is decoded
+            a = _pixels(ImageOps.exif_transpose(im))
+    except LimitError: raise
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
         why = "an unknown format" if isinstance(e, UnidentifiedImageError) else (str(e).splitlines() or [type(e).__name__])[0]
         raise ValueError(f"{path}: not a readable image ({why})") from None
@@ -163,6 +167,7 @@ def et_inpaint(photo: str,  # image file (any size at least one window; grey or 
                checkpoint: str = None,  # a checkpoint file (default: the shipped natural-image model)
                ):
     "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
+    quiet_interrupts("et-inpaint")
     try:
         if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
         out = out or str(Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"))

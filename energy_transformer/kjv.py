@@ -21,6 +21,7 @@ import numpy as np
 from fastcore.script import anno_parser
 
 from .checkpoint import checkpoint_dir, read_checkpoint
+from .checks import quiet_interrupts
 from .core import ETConfig, count_params
 from .language import CausalET, CausalTransformer, LMConfig, MaskedET, ar_loss, fill, generate, matched_transformer, mlm_loss
 from .pretrained import available_models, load_pretrained
@@ -175,6 +176,7 @@ def _et_generate_args(prompt: str = None, # text to continue (autoregressive mod
 def et_generate(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "The `et-generate` command: stream a continuation of --prompt, or print --fill's text with its blanks filled"
     a = anno_parser(_et_generate_args, prog="et-generate").parse_args(argv)  # the same --help style as et-train
+    quiet_interrupts("et-generate")
     if (a.prompt is None) == (a.fill is None):
         print("et-generate: error: give one of --prompt TEXT and --fill TEXT", file=sys.stderr); sys.exit(2)
     try:

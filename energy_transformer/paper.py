@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import zipfile
 from pathlib import Path
 
 import equinox as eqx
@@ -17,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .checks import check_weights, read_npz
 from .core import ETConfig
 from .image import ImageEnergyTransformer, ImageETConfig
 
@@ -60,10 +60,7 @@ def load_paper_npz(path: str | os.PathLike,  # flat `.npz` in the released layou
     "An `ImageEnergyTransformer` with the released weights: axes converted, layer-norm bias kept, self-attention included."
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"no weights file at {path}")
-    try:
-        with np.load(path, allow_pickle=False) as z: a = {k: np.asarray(z[k], np.float32) for k in z.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a .npz archive of numeric arrays ({type(e).__name__})") from None
+    a = {k: np.asarray(v, np.float32) for k, v in check_weights(read_npz(path, ".npz archive of numeric arrays"), path).items()}
     missing = sorted(set(paper_layout()) - set(a))
     if missing: raise ValueError(f"{path}: missing arrays {missing}")
     for k, shape in paper_layout().items():
