@@ -297,6 +297,7 @@ def labelled_batches(split: Split, # the training split
     "batches(start_step) -> an endless iterator of (images, labels), a pure function of seed and step (resumable)"
     n = len(split)
     if not 1 <= batch_size <= n: raise ValueError(f"batch_size must be in [1, {n}], got {batch_size}")
+    check_int("labelled_batches", "seed", seed, 0)
     check_int("labelled_batches", "shift", shift, low=0)
     per_epoch = n // batch_size
     H, W = split.images.shape[-2:]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import MAX_ARRAY_BYTES, LimitError, check_size
+from .checks import MAX_ARRAY_BYTES, LimitError, check_int, check_size
 
 # %% auto #0
 __all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_MNIST_URL', 'FASHION_MNIST_SHA256',
@@ -313,7 +313,7 @@ def load_natural(split: str = "train", # a key of `NATURAL_SPLITS`: "train", "va
     smallest = min(min(a.shape[1:]) for a in sources)
     if not isinstance(size, (int, np.integer)) or not 1 <= size <= smallest:
         raise ValueError(f"size must be an int in [1, {smallest}] (the smallest photo side), got {size!r}")
-    rng = np.random.default_rng([seed, tuple(NATURAL_SPLITS).index(split)])
+    rng = np.random.default_rng([check_int("load_natural", "seed", seed, 0), tuple(NATURAL_SPLITS).index(split)])
     x = _crops(sources, int(size), int(n), min_std, rng).astype(np.float32)
     return np.divide(x, 255, out=x)
 
@@ -348,7 +348,7 @@ class BatchIterator:
         n = len(images)
         if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
             raise ValueError(f"batch_size must be an int in [1, n={n}], got {batch_size!r}")
-        self.images, self.batch_size, self.seed = images, int(batch_size), seed
+        self.images, self.batch_size, self.seed = images, int(batch_size), check_int("BatchIterator", "seed", seed, 0)
         self.shuffle, self.flip, self.drop_last, self.epoch = shuffle, flip, drop_last, epoch
 
     def __len__(self) -> int:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import check_int
+
 # %% auto #0
 __all__ = ['KJV_COMMAND', 'KJV_INSTALL', 'VALID_BOOKS', 'TEST_BOOKS', 'read_kjv', 'kjv_splits', 'CharVocab', 'random_windows',
            'window_stream', 'scored_windows', 'bits_per_char', 'UnigramLM', 'KneserNeyLM']
@@ -93,6 +95,7 @@ def random_windows(ids: np.ndarray, # a long sequence of token ids
 
 def window_stream(ids: np.ndarray, length: int, batch_size: int, seed: int = 0):
     "A function `start_step -> iterator of (batch_size, length) batches`: batch k is the same whichever step a run starts at"
+    check_int("window_stream", "seed", seed, 0)
     def batches(start: int = 0) -> Iterator[np.ndarray]:
         step = start
         while True:

@@ -35,7 +35,7 @@ from energy_transformer.checkpoint import (
     save_run,
 )
 from energy_transformer.checks import MAX_GENERATE, MAX_STEPS, check_output_dir
-from energy_transformer.classify import ClassifierConfig, ImageClassifier, et_classify
+from energy_transformer.classify import ClassifierConfig, ImageClassifier, Split, et_classify, labelled_batches
 from energy_transformer.core import (
     EnergyLayerNorm,
     EnergyTransformer,
@@ -48,9 +48,11 @@ from energy_transformer.core import (
 from energy_transformer.data import (
     FASHION_MNIST_SHA256,
     FASHION_MNIST_URL,
+    BatchIterator,
     download_fashion_mnist,
     idx_sha256,
     load_fashion_mnist,
+    load_natural,
     read_idx,
 )
 from energy_transformer.dense import ContinuousHopfield
@@ -62,6 +64,7 @@ from energy_transformer.kjv import et_generate, load_language_model
 from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
 from energy_transformer.paper import load_paper_npz, paper_layout
 from energy_transformer.pretrained import load_pretrained
+from energy_transformer.text import window_stream
 from energy_transformer.train import TrainConfig, fit
 
 # ---- what must happen --------------------------------------------------------------------------------------
@@ -587,6 +590,15 @@ CASES: list[Case] = [
          Raises("inpaint_photo.seed must be an int >= 0, got -1")),
     Case(L, "`eval_set(seed=-1)`", lambda w: eval_set(np.zeros((4, 1, 28, 28), np.float32), 16, 2, 0.5, seed=-1),
          Raises("eval_set.seed must be an int >= 0, got -1")),
+    Case(L, "`BatchIterator(seed=-1)`", lambda w: BatchIterator(np.zeros((4, 1, 2, 2)), 2, seed=-1),
+         Raises("BatchIterator.seed must be an int >= 0, got -1")),
+    Case(L, "`load_natural(seed=-1)`", lambda w: load_natural("test", n=2, seed=-1),
+         Raises("load_natural.seed must be an int >= 0, got -1")),
+    Case(L, "`window_stream(seed=-1)`", lambda w: window_stream(np.arange(100), 5, 2, seed=-1),
+         Raises("window_stream.seed must be an int >= 0, got -1")),
+    Case(L, "`labelled_batches(seed=-1)`",
+         lambda w: labelled_batches(Split(np.zeros((4, 1, 2, 2)), np.zeros(4, int)), 2, seed=-1),
+         Raises("labelled_batches.seed must be an int >= 0, got -1")),
     Case(L, "`TrainConfig(lr=inf)`", _cfg(lr=float("inf")), Raises("TrainConfig.lr must be a finite number > 0, got inf")),
     Case(L, "`TrainConfig(clip=nan)`", _cfg(clip=float("nan")), Raises("TrainConfig.clip must be a finite number > 0, got nan")),
     Case(L, "`et-train --lr inf`", lambda w: et_train("tiny", out=str(w.path("cli")), lr=float("inf"), quiet=True),
