@@ -34,17 +34,23 @@ STEP = textwrap.dedent("""
 """)
 
 
-def run_step(tmp_path, n_dev):
+def start_step(tmp_path, n_dev):
+    "The step in a fresh interpreter with `n_dev` CPU devices, started (not waited for): (process, output file)"
     out = tmp_path / f"params_{n_dev}.npz"
     env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={n_dev}", "JAX_PLATFORMS": "cpu"}
-    r = subprocess.run([sys.executable, "-c", STEP, str(out), str(n_dev)], capture_output=True, text=True,
-                       env=env, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    return subprocess.Popen([sys.executable, "-c", STEP, str(out), str(n_dev)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env), out
+
+
+def finish_step(proc, out):
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
     return dict(np.load(out))
 
 
 def test_two_devices_match_one(tmp_path):
-    one, two = run_step(tmp_path, 1), run_step(tmp_path, 2)
+    runs = [start_step(tmp_path, n) for n in (1, 2)]  # the two interpreters side by side
+    one, two = (finish_step(*r) for r in runs)
     assert one.keys() == two.keys() and len(one) > 5
     for k in one: np.testing.assert_allclose(two[k], one[k], rtol=1e-5, atol=1e-6, err_msg=k)
     assert float(one["loss"]) > 0
