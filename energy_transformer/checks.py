@@ -12,6 +12,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -252,6 +253,7 @@ def check_output_dir(path: str | os.PathLike, # the folder to write into (create
 def quiet_interrupts(prog: str, # the command's name, e.g. "et-inpaint"
                     ) -> None:
     "From now on SIGINT (Ctrl-C) and SIGTERM end the process with one line `<prog>: interrupted` and status 128 + signal"
+    if threading.current_thread() is not threading.main_thread(): return  # called as a function from a worker thread
     def stop(signum, frame):
         print(f"\n{prog}: interrupted", file=sys.stderr, flush=True)
         sys.exit(128 + signum)
