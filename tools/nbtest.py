@@ -7,7 +7,7 @@ runs them. The longest notebooks (by the times of the last run, kept in _proc/nb
 the workers finish together. A failing notebook prints nbdev's traceback (notebook and cell) as it fails; the exit
 status is 1 if any failed.
 
-Usage: python tools/nbtest.py [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow]
+Usage: python tools/nbtest.py [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow] [--cell-timing-min 5]
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def main(argv=None):
     ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks to test (default: every notebook nbdev-test tests)")
     ap.add_argument("--n-workers", type=int, default=2, help="notebooks tested at the same time")
     ap.add_argument("--flags", default="", help="space-separated test flags to run (e.g. slow)")
+    ap.add_argument("--cell-timing-min", type=float, default=None, help="also print each cell slower than this (seconds)")
     a = ap.parse_args(argv)
     cfg = get_config()
     skip, force = cfg.tst_flags.split(), a.flags.split()
@@ -47,7 +48,7 @@ def main(argv=None):
         print(f"nbtest: {len(files)} notebooks, {a.n_workers} at a time", flush=True)
         with ProcessPoolExecutor(max(1, a.n_workers)) as ex:
             jobs = {ex.submit(test_nb, f, skip_flags=skip, force_flags=force, basepath=cfg.config_path,
-                              cell_timeout=cfg.cell_timeout or None): f for f in files}
+                              cell_timeout=cfg.cell_timeout or None, cell_timing_min=a.cell_timing_min): f for f in files}
             for job in as_completed(jobs):
                 f = jobs[job]
                 ok, secs = job.result()
