@@ -442,7 +442,7 @@ def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False):
     x = check_tokens(x, et.config.D, "descend: x")
     if lnorm.D != et.config.D: raise ValueError(f"descend: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
     check_int("descend", "T", T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
-    check_real("descend", "alpha", alpha, 0, low_open=True)  # alpha < 0 would climb the energy (traced: unchecked)
+    check_real("descend", "alpha", alpha, 0)  # alpha < 0 would climb the energy, alpha = 0 stays put (traced: unchecked)
     grad, ln, alpha = et.grad if grad is None else grad, jax.vmap(lnorm), jnp.asarray(alpha, x.dtype)
     direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
     return x, direction, lambda x: x - alpha * direction(x)
