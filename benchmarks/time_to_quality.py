@@ -32,7 +32,7 @@ from equal_time import train_for_seconds  # noqa: E402
 from energy_transformer.core import count_params  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, TransformerMAE, matched_mae  # noqa: E402
 from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
-from energy_transformer.kjv import lm_evaluator, lm_preset, train_language_model  # noqa: E402
+from energy_transformer.language_training import lm_evaluator, lm_preset, train_language_model  # noqa: E402
 from energy_transformer.text import CharVocab, kjv_splits  # noqa: E402
 
 
