@@ -161,6 +161,8 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
              descent_steps: int = None,  # descent steps T of the model
              alpha: float = None,  # descent step size
              eval_every: int = None,  # steps between evaluations
+             eval_size: int = None,  # test images in each evaluation while training (default: the preset's)
+             final_eval_size: int = None,  # test images in the final evaluation (default: the preset's)
              seed: int = None,  # random seed
              resume: store_true = False,  # continue from an existing checkpoint
              quiet: store_true = False,  # no progress bar
@@ -171,7 +173,8 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
         if data is not None and data not in DATASETS:
             raise ValueError(f"unknown data set {data!r}; choose from {sorted(DATASETS)}")
         kw = {k: v for k, v in dict(data=data, steps=steps, batch_size=batch_size, lr=lr, T=descent_steps, alpha=alpha,
-                                    eval_every=eval_every, seed=seed).items() if v is not None}
+                                    eval_every=eval_every, eval_size=eval_size, final_eval_size=final_eval_size,
+                                    seed=seed).items() if v is not None}
         stem = check_stem(name or preset_name, "--name")  # before the data is loaded
         check_output_dir(out, "--out")
         model, log = train_inpainting(*preset(preset_name, **kw), out=out, name=stem, resume=resume,
