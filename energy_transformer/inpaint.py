@@ -160,7 +160,7 @@ def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [
 
 
 @call_parse
-def et_inpaint(photo: str,  # image file (any size at least one window; grey or RGBA are converted)
+def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapixels; grey or RGBA are converted)
                out: str = None,  # output PNG: masked | inpainted | original (default: <photo stem>_inpainted.png beside it)
                mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
                seed: int = 0,  # which patches are hidden

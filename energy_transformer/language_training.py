@@ -220,7 +220,7 @@ def load_language_model(name_or_path: str): # a shipped model name (e.g. "kjv_ar
 def _et_generate_args(prompt: str = None, # text to continue (either model; optional for a masked model)
                       fill: str = None, # text whose '_' characters the masked model fills
                       model: str = None, # model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)
-                      length: int = 200, # characters to generate
+                      length: int = 200, # characters to generate (at most 20000)
                       steps: int = 16, # masked model: unmasking rounds per window of N/2 new characters
                       temperature: float = 0.8, # sampling temperature; 0 picks the most likely
                       top_k: int = None, # autoregressive model: sample among the k most likely characters
