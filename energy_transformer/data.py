@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
 
 from .checks import MAX_ARRAY_BYTES, LimitError, check_int, check_size
 
