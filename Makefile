@@ -35,8 +35,9 @@ sync: setup
 nbtest: setup
 	$(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS)
 
+## pytest, naming the ten slowest tests at the end (where the time goes).
 pytest: setup
-	$(BIN)/pytest -q tests/
+	$(BIN)/pytest -q --durations=10 tests/
 
 ## ruff (rule sets E, F, I, B, UP; configured in pyproject.toml).
 lint: setup
