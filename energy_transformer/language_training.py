@@ -133,14 +133,16 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
     chars = kjv_alphabet()
     vocab = CharVocab(chars)
     t = time.time(); kn = KneserNeyLM(splits["train"], order=5, alphabet=chars); kn_s = time.time() - t
-    rows = [dict(model="unigram", params=len(chars), bpc=UnigramLM.fit(vocab.encode(splits["train"]), len(chars))
-                 .bpc(vocab.encode(test)[1:]), steps=0, train_seconds=0.0),
-            dict(model="kneser_ney_5", params=sum(len(c) for c in kn.count.values()), bpc=kn.bpc(test), steps=0,
-                 train_seconds=round(kn_s, 1))]
+    rows = [dict(model="unigram", cls="UnigramLM", objective="ar", params=len(chars),
+                 bpc=UnigramLM.fit(vocab.encode(splits["train"]), len(chars)).bpc(vocab.encode(test)[1:]), steps=0,
+                 train_seconds=0.0),
+            dict(model="kneser_ney_5", cls="KneserNeyLM", objective="ar", params=sum(len(c) for c in kn.count.values()),
+                 bpc=kn.bpc(test), steps=0, train_seconds=round(kn_s, 1))]
     for name, m in models.items():
         r = lm_evaluator(test, m.config)(m)
         rows.append(dict(model=name, cls=type(m).__name__, objective=m.config.objective, params=count_params(m),
                          bpc=round(r["bpc"], 4), steps=logs[name]["train_config"]["steps"],
+                         chars_seen=logs[name]["train_config"]["steps"] * logs[name]["train_config"]["batch_size"] * m.config.N,
                          train_seconds=round(logs[name]["train_time_s"], 1)))
     for r in rows: r["bpc"] = round(float(r["bpc"]), 4)
     return dict(test_books=list(TEST_BOOKS), test_chars=len(test), rows=rows,
