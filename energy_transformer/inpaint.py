@@ -50,7 +50,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
                   photo: np.ndarray,  # C x Hpx x Wpx in [0, 1], at least one window in each direction
                   mask_ratio: float = 0.5,  # fraction of the photo's patches hidden, in (0, 1)
                   seed: int = 0,  # which patches
-                  *, stride: int | None = None,  # pixels between windows, a multiple of the patch size (default: half a window; the window's size: tiles)
+                  *, stride: int | None = None,  # pixels between windows, a multiple of the patch size (default half a window)
                   power: float = 4,  # sharpness of the `centre_weights` (0: a plain mean of the windows)
                   batch_size: int = 64,  # windows per jitted call
                   ) -> dict:
@@ -188,10 +188,11 @@ def photo_quality(models: dict[str, eqx.Module],  # name -> image model
                   seeds: tuple[int, ...] = (0, 1),  # one random mask per seed
                   mask_ratio: float = 0.5,  # fraction of the patches hidden
                   ) -> list[dict]:
-    "Whole-photo masked MSE of each model (`inpaint_photo`, default windows) and of the classical fills, one row per photo and seed"
+    "Whole-photo masked MSE of each model (`inpaint_photo`) and of the classical fills, one row per photo and seed"
     rows = []
     for name, photo in photos.items():
         for s in seeds:
             res = {k: inpaint_photo(m, photo, mask_ratio, s) for k, m in models.items()}
-            rows.append(dict(photo=name, seed=s, **{k: r["mse"] for k, r in res.items()}, **classical_fills(next(iter(res.values())))))
+            fills = classical_fills(next(iter(res.values())))
+            rows.append(dict(photo=name, seed=s, **{k: r["mse"] for k, r in res.items()}, **fills))
     return rows
