@@ -3,9 +3,9 @@
 
 Each notebook goes through nbdev's own `test_nb` (the same cells: `tst_flags` skipped, `--flags` forced, `eval: false`
 and `skip_exec` respected, the configured `cell_timeout`), in a pool of worker processes as `nbdev-test --n-workers`
-runs them. The longest notebooks (by the times of the last run, kept in _proc/nbtest_times.json) start first, so
-the workers finish together. A failing notebook prints nbdev's traceback (notebook and cell) as it fails; the exit
-status is 1 if any failed.
+runs them. The longest notebooks (by the times of the last run, kept in _proc/nbtest_times.json, else by the size of
+their code) start first, so the workers finish together. A failing notebook prints nbdev's traceback (notebook and
+cell) as it fails; the exit status is 1 if any failed.
 
 Usage: python tools/nbtest.py [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow] [--cell-timing-min 5]
 """
@@ -27,6 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMES = ROOT / "_proc" / "nbtest_times.json"
 
 
+def code_size(nb: Path) -> int:
+    "Characters of code in a notebook: a first guess at its test time (outputs and prose excluded)"
+    return sum(len("".join(c["source"])) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
+               if c["cell_type"] == "code")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks to test (default: every notebook nbdev-test tests)")
@@ -41,7 +47,7 @@ def main(argv=None):
     for f in files:
         if not f.is_file(): sys.exit(f"nbtest: no notebook at {f}")
     last = json.loads(TIMES.read_text()) if TIMES.is_file() else {}
-    files.sort(key=lambda f: -last.get(f.name, f.stat().st_size / 1e5))  # longest first (size when never timed)
+    files.sort(key=lambda f: -last.get(f.name, code_size(f) / 200))  # longest first (by its code when never timed)
     with working_directory(cfg.nbs_path):
         if setup := cfg.get("test_setup"): import_obj(setup)([c for f in files for c in nb_test_cells(f, skip, force)])
         t0, times, failed = time.time(), {}, []
