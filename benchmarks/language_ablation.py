@@ -24,9 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
 from energy_transformer.core import ETConfig, count_params  # noqa: E402
+from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer, matched_transformer  # noqa: E402
 from energy_transformer.language_training import fit_language_model, kjv_alphabet  # noqa: E402
-from energy_transformer.language import (CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer,  # noqa: E402
-                                         matched_transformer)
 from energy_transformer.train import TrainConfig  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "language_ablation.json"

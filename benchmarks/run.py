@@ -37,8 +37,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend  # noqa: E402
-from energy_transformer.language_training import generation_speed  # noqa: E402
 from energy_transformer.language import CausalET, LMConfig  # noqa: E402
+from energy_transformer.language_training import generation_speed  # noqa: E402
 from energy_transformer.pretrained import load_pretrained  # noqa: E402
 from energy_transformer.text import CharVocab  # noqa: E402
 
@@ -65,7 +65,7 @@ GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=
 # ------------------------------------------------------------------------------------------ generation
 def bench_generation(quick: bool) -> dict:
     """Characters per second of the shipped causal ET (`kjv_ar`, context 256) generating up to a full context, with the
-    descent cache and by recomputation (`energy_transformer.language_training.generation_speed`); --quick: a small random model."""
+    descent cache and by recomputation (`language_training.generation_speed`); --quick: a small random model."""
     if quick:
         c = LMConfig(CharVocab.from_text("abcdefgh ").chars, N=32, et=ETConfig(D=32, H=2, Y=16, M=64, exclude_self=False), T=2)
         return dict(model="random (quick)", **generation_speed(CausalET(c, key=jax.random.PRNGKey(0)), prompt="abc", repeats=1))

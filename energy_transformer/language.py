@@ -19,8 +19,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
 from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
-from .core import (EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params,
-                                     descend, matching_width, rel_bias)
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend, matching_width, rel_bias
 from .heads import Readout
 from .text import CharVocab
 

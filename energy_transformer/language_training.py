@@ -20,11 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 from fastcore.script import anno_parser
 
+from . import language as lm
 from .checkpoint import checkpoint_dir, read_checkpoint
 from .checks import quiet_interrupts
 from .core import ETConfig, count_params
-from .language import (CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer, ar_loss, fill,
-                                         generate, generate_masked, matched_transformer, mlm_loss)
+from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer
 from .pretrained import available_models, load_pretrained
 from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, kjv_splits, scored_windows, window_stream
 from .train import TrainConfig, fit
@@ -50,11 +50,11 @@ def lm_preset(name: str, # a key of LM_PRESETS
     recipes = {  # built on demand: matching a transformer's parameters constructs models
         "kjv_ar": lambda: (CausalET, base, tc),
         "kjv_mlm": lambda: (MaskedET, mlm, mlm_tc),
-        "kjv_mlm_transformer": lambda: (MaskedTransformer, matched_transformer(mlm, L=1), mlm_tc),
-        "kjv_ar_transformer": lambda: (CausalTransformer, matched_transformer(base, L=1), tc),
+        "kjv_mlm_transformer": lambda: (MaskedTransformer, lm.matched_transformer(mlm, L=1), mlm_tc),
+        "kjv_ar_transformer": lambda: (CausalTransformer, lm.matched_transformer(base, L=1), tc),
         "tiny_ar": lambda: (CausalET, tiny, tiny_tc),
         "tiny_mlm": lambda: (MaskedET, replace(tiny, objective="mlm", pos_std=0.2, et=replace(tiny.et, rel_pos=31)), tiny_tc),
-        "tiny_transformer": lambda: (CausalTransformer, matched_transformer(tiny, L=1), tiny_tc),
+        "tiny_transformer": lambda: (CausalTransformer, lm.matched_transformer(tiny, L=1), tiny_tc),
     }
     if name not in recipes: raise ValueError(f"unknown language preset {name!r}; choose from {sorted(recipes)}")
     return recipes[name]()
@@ -103,7 +103,7 @@ def fit_language_model(cls: type[eqx.Module], # CausalET, CausalTransformer, Mas
     model = cls(mc, key=jax.random.key(tc.seed))
     ids = mc.vocab.encode(splits["train"])
     width = mc.N + 1 if mc.objective == "ar" else mc.N
-    loss = ar_loss if mc.objective == "ar" else mlm_loss
+    loss = lm.ar_loss if mc.objective == "ar" else lm.mlm_loss
     return fit(model, loss, window_stream(ids, width, tc.batch_size, seed=tc.seed), tc,
                evaluate=lm_evaluator(splits["valid"], mc, valid_chars), out=out, name=name, resume=resume,
                progress=progress, stop_at=stop_at, meta=dict(task="language", **(meta or {})))
@@ -195,10 +195,10 @@ def generation_speed(model: CausalET, # a causal ET
     if n_new < 1: raise ValueError(f"the prompt fills the context N = {model.config.N}")
     speed = {}
     for use_cache in (True, False):
-        generate(model, prompt, 4, temperature=0, cache=use_cache)  # compile
+        lm.generate(model, prompt, 4, temperature=0, cache=use_cache)  # compile
         best = math.inf
         for _ in range(repeats):
-            t = time.perf_counter(); generate(model, prompt, n_new, temperature=0, cache=use_cache)
+            t = time.perf_counter(); lm.generate(model, prompt, n_new, temperature=0, cache=use_cache)
             best = min(best, time.perf_counter() - t)
         speed[use_cache] = n_new / best
     return dict(context=model.config.N, new_chars=n_new, cached_chars_per_s=round(speed[True], 1),
@@ -243,14 +243,15 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
     say = lambda text: print(text, end="", flush=True)
     try:
         m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
-        if a.fill is not None: print(fill(m, a.fill)); return
+        if a.fill is not None: print(lm.fill(m, a.fill)); return
         if m.config.objective == "mlm":
             say(a.prompt or "")
-            generate_masked(m, a.length, a.prompt or "", rounds=a.steps, temperature=a.temperature, seed=a.seed, on_text=say)
+            lm.generate_masked(m, a.length, a.prompt or "", rounds=a.steps, temperature=a.temperature, seed=a.seed, on_text=say)
         else:
-            if a.prompt is None: raise ValueError("an autoregressive model needs --prompt TEXT (or --fill TEXT with a masked model)")
+            if a.prompt is None:
+                raise ValueError("an autoregressive model needs --prompt TEXT (or --fill TEXT with a masked model)")
             say(a.prompt)
-            generate(m, a.prompt, a.length, temperature=a.temperature, top_k=a.top_k, seed=a.seed, on_char=say)
+            lm.generate(m, a.prompt, a.length, temperature=a.temperature, top_k=a.top_k, seed=a.seed, on_char=say)
         print()
     except (ValueError, TypeError, FileNotFoundError) as e:
         print(f"et-generate: {e}", file=sys.stderr); sys.exit(2)
