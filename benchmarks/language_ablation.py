@@ -45,6 +45,7 @@ def rows(chars: str) -> dict:
         "mlm_transformer": ("matched transformer encoder, 1 block", MaskedTransformer, matched_transformer(bias(mlm), L=1)),
         "ar_et": ("causal ET as before: position embeddings only", CausalET, ar),
         "ar_et_bias": ("+ position bias in the energy", CausalET, bias(ar)),
+        "ar_et_bias_T2": ("+ bias, T = 2 descent steps", CausalET, replace(bias(ar), T=2)),
         "ar_transformer": ("matched causal transformer, 1 block", CausalTransformer, matched_transformer(bias(ar), L=1)),
     }
 

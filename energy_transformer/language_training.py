@@ -44,9 +44,9 @@ def lm_preset(name: str, # a key of LM_PRESETS
                      eval_every=300, log_every=25)
     tiny = replace(base, N=32, et=ETConfig(D=32, H=2, Y=16, M=128, exclude_self=False), T=3)
     tiny_tc = replace(tc, steps=80, eval_every=40, log_every=10)
-    # masked: context 64, a position bias b_h(C - B) for every offset inside the energy, 3,000 steps of 32 windows
-    mlm = replace(base, objective="mlm", N=64, pos_std=0.2, et=replace(base.et, rel_pos=63))
-    mlm_tc = replace(tc, steps=3000, batch_size=32, eval_every=250)
+    # masked: context 64, a position bias b_h(C - B) for every offset inside the energy, T = 2, 5,000 steps of 32 windows
+    mlm = replace(base, objective="mlm", N=64, pos_std=0.2, T=2, et=replace(base.et, rel_pos=63))
+    mlm_tc = replace(tc, steps=5000, batch_size=32, eval_every=250)
     recipes = {  # built on demand: matching a transformer's parameters constructs models
         "kjv_ar": lambda: (CausalET, base, tc),
         "kjv_mlm": lambda: (MaskedET, mlm, mlm_tc),
