@@ -24,7 +24,8 @@ from .evaluate import masked_mse, psnr
 from .image import ImageEnergyTransformer, ImageETConfig, MAEConfig, TransformerMAE
 from .image_training import ImageTaskConfig, train_inpainting
 from .inpaint import inpaint_photo, read_photo
-from .language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
+from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer, fill, generate
+from .language import generate_masked
 from .paper import load_paper_npz
 from .patches import Patcher, make_masks, mask_count, random_masks
 from .pretrained import available_models, load_pretrained
