@@ -38,7 +38,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend  # noqa: E402
 from energy_transformer.language import CausalET, LMConfig  # noqa: E402
-from energy_transformer.language_training import generation_speed  # noqa: E402
+from energy_transformer.language_training import generation_speed, masked_generation_speed  # noqa: E402
 from energy_transformer.pretrained import load_pretrained  # noqa: E402
 from energy_transformer.text import CharVocab  # noqa: E402
 
@@ -65,11 +65,13 @@ GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=
 # ------------------------------------------------------------------------------------------ generation
 def bench_generation(quick: bool) -> dict:
     """Characters per second of the shipped causal ET (`kjv_ar`, context 256) generating up to a full context, with the
-    descent cache and by recomputation (`language_training.generation_speed`); --quick: a small random model."""
+    descent cache and by recomputation (`language_training.generation_speed`), and of the masked ET (`kjv_mlm`) writing
+    by unmasking; --quick: a small random causal model."""
     if quick:
         c = LMConfig(CharVocab.from_text("abcdefgh ").chars, N=32, et=ETConfig(D=32, H=2, Y=16, M=64, exclude_self=False), T=2)
         return dict(model="random (quick)", **generation_speed(CausalET(c, key=jax.random.PRNGKey(0)), prompt="abc", repeats=1))
-    return dict(model="kjv_ar", **generation_speed(load_pretrained("kjv_ar"), repeats=3))
+    return dict(model="kjv_ar", **generation_speed(load_pretrained("kjv_ar"), repeats=3),
+                masked=dict(model="kjv_mlm", **masked_generation_speed(load_pretrained("kjv_mlm"), repeats=3)))
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -482,6 +484,10 @@ def table(r: dict) -> list[list[str]]:
     if g: rows.append([f"generation, {g['model']}: {g['new_chars']} characters up to context {g['context']}, cached / recomputed",
                        f"{g['speedup']:.1f}x ({g['cached_chars_per_s']:.0f} vs {g['recompute_chars_per_s']:.0f} chars/s)",
                        f">= {GOALS['generation_speedup']:.0f}x", _yes(g["speedup"] >= GOALS["generation_speedup"])])
+    if g and g.get("masked"):
+        m = g["masked"]
+        rows.append([f"generation, {m['model']}: {m['new_chars']} new characters by unmasking, {m['rounds']} rounds per "
+                     f"{m['context'] // 2}", f"{m['chars_per_s']:.0f} chars/s", "", ""])
     c = r.get("training_candidates")
     if c:
         by = {x["mode"]: x for x in c["rows"]}
