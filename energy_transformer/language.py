@@ -195,6 +195,13 @@ class CausalET(AbstractCharLM):
     def mix(self, x): return lax.fori_loop(0, self.config.T, lambda _, x: self.step(x), x)
 
 # %% ../nbs/05_language.ipynb #be87ced7
+def _transformer_parts(c: LMConfig, symbols: int, causal: bool, key: PRNGKeyArray):
+    "The embedding (of `symbols` symbols), the c.T blocks and the readout of a transformer baseline"
+    ke, kb, kr = jax.random.split(check_key(key), 3)
+    return (CharEmbedding(symbols, c.N, c.et.D, key=ke, pos_std=c.pos_std),
+            core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb, causal=causal),
+            Readout(c.et.D, len(c.chars), key=kr))
+
 class CausalTransformer(AbstractCharLM):
     "The baseline: a standard decoder-only transformer (L pre-LN causal blocks) with the same embedding and readout"
     embed: CharEmbedding
@@ -203,11 +210,8 @@ class CausalTransformer(AbstractCharLM):
     config: LMConfig = eqx.field(static=True) # `et` gives D, H, Y and the MLP width M; `T` is the number of blocks L
 
     def __init__(self, config: LMConfig, *, key: PRNGKeyArray):
-        ke, kb, kr = jax.random.split(check_key(key), 3)
-        c, V = config, len(config.chars)
-        self.embed, self.readout = CharEmbedding(V, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
-        self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb, causal=True)
-        self.config = c
+        self.embed, self.blocks, self.readout = _transformer_parts(config, len(config.chars), True, key)
+        self.config = config
 
     def mix(self, x): return core.apply_blocks(self.blocks, x)
 
@@ -247,11 +251,8 @@ class MaskedTransformer(AbstractMaskedLM):
     config: LMConfig = eqx.field(static=True) # `et` gives D, H, Y and the MLP width M; `T` is the number of blocks L
 
     def __init__(self, config: LMConfig, *, key: PRNGKeyArray):
-        ke, kb, kr = jax.random.split(check_key(key), 3)
-        c, V = config, len(config.chars)
-        self.embed, self.readout = CharEmbedding(V + 1, c.N, c.et.D, key=ke, pos_std=c.pos_std), Readout(c.et.D, V, key=kr)
-        self.blocks = core.transformer_blocks(c.T, c.et.D, c.et.H, c.et.Y, c.et.M, key=kb, causal=False)
-        self.config = c
+        self.embed, self.blocks, self.readout = _transformer_parts(config, len(config.chars) + 1, False, key)  # + MASK
+        self.config = config
 
     def mix(self, x): return core.apply_blocks(self.blocks, x)
 
