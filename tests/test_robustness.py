@@ -18,12 +18,11 @@ import time
 from contextlib import redirect_stdout
 from pathlib import Path
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from adversarial_cases import Padded, line_batches, line_loss
+from adversarial_cases import Line, Padded, line_batches, line_loss
 from PIL import Image
 
 from energy_transformer import checkpoint
@@ -137,32 +136,18 @@ def test_10_empty_inputs(et_small):
 
 
 def test_11_resumed_log_has_no_gap(tmp_path):
-    class Line(eqx.Module):
-        w: jax.Array
-        config: TrainConfig = eqx.field(static=True)
-        def __init__(self, config, *, key): self.w, self.config = jax.random.normal(key, (2,)), config
-
-    def loss(model, batch, key):
-        x, y = batch
-        return ((model.w[0] * x + model.w[1] - y) ** 2).mean()
-
-    def batches(start):
-        for s in itertools.count(start):
-            x = np.random.default_rng(s).normal(size=8).astype(np.float32)
-            yield x, 2 * x + 1
-
     def crashing(start):
-        for s, b in zip(itertools.count(start), batches(start)):
+        for s, b in zip(itertools.count(start), line_batches(start)):
             if s == 12: raise KeyboardInterrupt
             yield b
 
     tc = TrainConfig(steps=30, batch_size=8, lr=0.05, warmup=0.0, eval_every=7, log_every=5)
     model = Line(tc, key=jax.random.key(0))
-    whole_m, whole = fit(model, loss, batches, tc, progress=False)
+    whole_m, whole = fit(model, line_loss, line_batches, tc, progress=False)
     with pytest.raises(KeyboardInterrupt, match="interrupted at step 12 of 30; the state is saved in"):
-        fit(model, loss, crashing, tc, out=tmp_path, name="l", progress=False)
+        fit(model, line_loss, crashing, tc, out=tmp_path, name="l", progress=False)
     assert json.loads((tmp_path / "l.json").read_text())["history"][-1]["step"] == 10  # 11 and 12 are pending
-    again_m, again = fit(model, loss, batches, tc, out=tmp_path, name="l", resume=True, progress=False)
+    again_m, again = fit(model, line_loss, line_batches, tc, out=tmp_path, name="l", resume=True, progress=False)
     assert [h["step"] for h in again["history"]] == [h["step"] for h in whole["history"]]
     np.testing.assert_allclose([h["loss"] for h in again["history"]], [h["loss"] for h in whole["history"]], rtol=1e-6)
     np.testing.assert_allclose(again_m.w, whole_m.w, rtol=1e-6)
@@ -175,7 +160,7 @@ RUN = f"""
 import sys
 sys.path.insert(0, {str(TESTS)!r})
 import jax
-from adversarial_cases import Padded, line_batches, line_loss
+from adversarial_cases import Line, Padded, line_batches, line_loss
 from energy_transformer.train import TrainConfig, TrainingInterrupted, fit
 out, steps, every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 tc = TrainConfig(steps=steps, batch_size=8, lr=0.01, warmup=0.0, eval_every=every, log_every=every)
