@@ -379,10 +379,11 @@ class MAEConfig(PatchGeometry):
     Y: int = 32  # head dimension
     M: int = 512  # hidden units of each block's MLP
     L: int = 12  # transformer blocks, each with its own weights
+    repeat: int = 1  # passes through the L blocks (weights shared): L x repeat layers of compute, L of parameters
 
     def __post_init__(self):
         self._check_geometry()
-        for k in ("D", "H", "Y", "M", "L"):
+        for k in ("D", "H", "Y", "M", "L", "repeat"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"MAEConfig.{k} must be an int >= 1, got {v!r}")
@@ -425,10 +426,11 @@ class TransformerMAE(AbstractImageModel):
                        mask: Bool[Array, "N"],  # True = replaced by the MASK token
                        *, remat: bool = False,  # checkpoint each block (less training memory)
                        ) -> Float[Array, "N Z"]:
-        "Reconstructed patch pixels after the `L` blocks."
+        "Reconstructed patch pixels after `repeat` passes through the `L` blocks."
         tokens, mask = self._check(tokens, mask)
         x = self.encode(tokens, mask)
-        return self.decode(core.apply_blocks(self.blocks, x, remat=remat))
+        for _ in range(self.config.repeat): x = core.apply_blocks(self.blocks, x, remat=remat)
+        return self.decode(x)
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token

@@ -22,13 +22,13 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import LimitError, as_unit_images, check_int, check_pixels, quiet_interrupts
-from .evaluate import baseline_mse, masked_mse
+from .evaluate import biharmonic_fill, masked_mse, mean_fill
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills', 'side_by_side', 'et_inpaint',
-           'photo_quality']
+__all__ = ['CLASSICAL_WEIGHT', 'centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills',
+           'blend_classical', 'side_by_side', 'et_inpaint', 'photo_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -142,11 +142,38 @@ def read_photo(path: str | os.PathLike,  # an image file PIL can read
     return np.tensordot(np.array([0.299, 0.587, 0.114], np.float32), a, 1)[None]  # luma, as PIL's "L"
 
 
-def classical_fills(r: dict,  # an `inpaint_photo` result
+def _scorer(r: dict):
+    "(pixel mask, masked MSE of a filled photo) for an `inpaint_photo` result"
+    grid = Patcher(r["original"].shape, r["patch_size"])
+    target = grid.tokenify(r["original"])
+    return grid.pixel_mask(r["mask"]), lambda im: float(masked_mse(grid.tokenify(im), target, r["mask"]))
+
+
+def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical` one: its biharmonic fill is reused)
                     ) -> dict[str, float]:
     "Masked MSE of the classical fills (biharmonic, mean of the visible pixels) on the same photo and mask"
-    err = baseline_mse(r["original"][None], r["mask"][None], Patcher(r["original"].shape, r["patch_size"]))
-    return {"biharmonic": float(err["biharmonic"][0]), "mean fill": float(err["mean_fill"][0])}
+    pm, score = _scorer(r)
+    bih = r["biharmonic"] if "biharmonic" in r else biharmonic_fill(r["original"], pm)
+    return {"biharmonic": score(bih), "mean fill": score(mean_fill(r["original"], pm))}
+
+
+CLASSICAL_WEIGHT = 0.8  # et-inpaint's default weight of the biharmonic fill, chosen on the validation photos
+
+
+def blend_classical(r: dict,  # an `inpaint_photo` result (the model's own fill)
+                    weight: float = CLASSICAL_WEIGHT,  # of the biharmonic fill, in [0, 1]; 0 keeps the model's fill
+                    biharmonic: np.ndarray | None = None,  # the photo's biharmonic fill, if already computed
+                    ) -> dict:
+    "The result with each hidden pixel (1 - weight) x the model's fill + weight x the biharmonic fill, and the errors of both"
+    if "model_mse" in r: raise ValueError("this result is already blended; blend the `inpaint_photo` result itself")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not 0 <= weight <= 1:
+        raise ValueError(f"the weight of the biharmonic fill must be a number in [0, 1], got {weight!r}")
+    pm, score = _scorer(r)
+    b = biharmonic_fill(r["original"], pm) if biharmonic is None else np.asarray(biharmonic, np.float32)
+    if b.shape != r["original"].shape: raise ValueError(f"biharmonic fill has shape {b.shape}, the photo {r['original'].shape}")
+    filled = np.where(pm[None], (1 - weight) * r["inpainted"] + weight * b, r["original"])
+    return dict(r, inpainted=filled, mse=score(filled), model_mse=r["mse"], biharmonic=b, biharmonic_mse=score(b),
+                classical_weight=float(weight))
 
 
 def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [0, 1]
@@ -165,6 +192,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
                mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
                seed: int = 0,  # which patches are hidden
                checkpoint: str = None,  # a checkpoint file (default: the shipped natural-image model)
+               classical: float = CLASSICAL_WEIGHT,  # weight of the biharmonic fill in the output, in [0, 1] (0: the model's own fill)
                ):
     "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
     quiet_interrupts("et-inpaint")
@@ -173,13 +201,16 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
         out = out or str(Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"))
         model = load_checkpoint(checkpoint or checkpoint_path("natural"), ImageEnergyTransformer)
         r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
+        r = blend_classical(r, classical) if classical else r
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
     except (ValueError, FileNotFoundError, OSError) as e:
         print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
     fills = classical_fills(r)
+    how = (f"the model's fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
+           if classical else "the model's own fill")
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']):.1f} dB) · biharmonic {fills['biharmonic']:.5f} · "
+          f"(PSNR {-10 * math.log10(r['mse']):.1f} dB; {how}) · biharmonic {fills['biharmonic']:.5f} · "
           f"mean fill {fills['mean fill']:.5f} ({r['windows']} windows)")
 
 # %% ../nbs/14_inpaint.ipynb #inp020
@@ -187,12 +218,17 @@ def photo_quality(models: dict[str, eqx.Module],  # name -> image model
                   photos: dict[str, np.ndarray],  # name -> C x H x W photo in [0, 1]
                   seeds: tuple[int, ...] = (0, 1),  # one random mask per seed
                   mask_ratio: float = 0.5,  # fraction of the patches hidden
+                  classical: float | None = None,  # also each model blended with the biharmonic fill at this weight
                   ) -> list[dict]:
     "Whole-photo masked MSE of each model (`inpaint_photo`) and of the classical fills, one row per photo and seed"
     rows = []
     for name, photo in photos.items():
         for s in seeds:
             res = {k: inpaint_photo(m, photo, mask_ratio, s) for k, m in models.items()}
-            fills = classical_fills(next(iter(res.values())))
-            rows.append(dict(photo=name, seed=s, **{k: r["mse"] for k, r in res.items()}, **fills))
+            first = next(iter(res.values()))
+            bih = biharmonic_fill(first["original"], _scorer(first)[0])  # once per photo and mask
+            blends = {} if classical is None else {f"{k} + biharmonic": blend_classical(r, classical, bih)["mse"]
+                                                   for k, r in res.items()}
+            rows.append(dict(photo=name, seed=s, **{k: r["mse"] for k, r in res.items()}, **blends,
+                             **classical_fills(dict(first, biharmonic=bih))))
     return rows

@@ -207,7 +207,7 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
     opt_state = optimizer.init(params)
     log = dict(model=type(model).__name__, model_config=model.config.to_dict(), train_config=tc.to_dict(),
                n_params=count_params(params), devices=[str(d) for d in mesh.devices.flat], jax_version=jax.__version__,
-               **(meta or {}), history=[], evals=[], train_time_s=0.0, wall_time_s=0.0)
+               **(meta or {}), history=[], evals=[], train_time_s=0.0, train_cpu_s=0.0, wall_time_s=0.0)
     step = 0
     if resume and ckpt is not None and ckpt.exists():
         header, arrays = read_checkpoint(ckpt)
@@ -233,24 +233,26 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
 
     def run_eval():
         r = evaluate(eqx.combine(params, static))
-        log["evals"].append(dict(step=step, time_s=round(log["train_time_s"], 2), **r))
+        log["evals"].append(dict(step=step, time_s=round(log["train_time_s"], 2), cpu_s=round(log.get("train_cpu_s", 0.0), 2), **r))
         return r
 
     stream, key0, schedule = batches(step), jax.random.PRNGKey(tc.seed + 1), make_schedule(tc)
     last = tc.steps if stop_at is None else min(stop_at, tc.steps)
     bar = tqdm(total=tc.steps, initial=step, disable=not progress, desc=name, dynamic_ncols=True, mininterval=1.0)
-    window, t_win = list(log.pop("pending_losses", [])), time.time()  # losses of an interrupted window
+    window, t_win, c_win = list(log.pop("pending_losses", [])), time.time(), time.process_time()  # losses of an interrupted window
 
     def flush():  # the mean loss of the steps since the last entry; also before every save, so a resume leaves no gap
-        nonlocal window, t_win
+        nonlocal window, t_win, c_win
         if not window: return
         losses = np.asarray(jax.device_get(window))
-        now = time.time(); log["train_time_s"] += now - t_win
+        now, cpu = time.time(), time.process_time()
+        log["train_time_s"] += now - t_win
+        log["train_cpu_s"] = log.get("train_cpu_s", 0.0) + cpu - c_win  # CPU seconds of every thread of this process
         log["history"].append(dict(step=step, loss=float(losses.mean()), lr=float(schedule(step)),
                                    steps_per_s=round(len(window) / max(now - t_win, 1e-9), 3),
-                                   time_s=round(log["train_time_s"], 2)))
+                                   time_s=round(log["train_time_s"], 2), cpu_s=round(log["train_cpu_s"], 2)))
         bar.set_postfix(loss=f"{losses.mean():.4f}", refresh=False)
-        window, t_win = [], now
+        window, t_win, c_win = [], now, cpu
         if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
 
     done = False  # trained and evaluated to the end
@@ -266,7 +268,7 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
                 if evaluate is not None:
                     r = run_eval()
                     if progress: bar.write(f"step {step}: " + ", ".join(f"{k} {v:.5g}" for k, v in r.items()))
-                save(); t_win = time.time()
+                save(); t_win, c_win = time.time(), time.process_time()
         bar.close()
         if step == tc.steps and stop["signal"] is None:
             if evaluate is not None and not (log["evals"] and log["evals"][-1]["step"] == step):  # not again when resumed

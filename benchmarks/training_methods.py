@@ -1,0 +1,191 @@
+#!/usr/bin/env python
+"""Time to quality: held-out quality against CPU seconds of training, for each task, each way of training its ET and
+the parameter-matched transformer. One run per call, so that runs can be pinned to cores (`taskset -c 0 ...`):
+
+    python benchmarks/training_methods.py --task image --method exact --seconds 240
+    python benchmarks/training_methods.py --list
+
+Every run gets the same CPU time (seconds of `time.process_time`, all threads of the process): its throughput is
+probed on a short run, then a fresh model is trained with a full learning-rate schedule of as many steps as fit in
+the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluation time is not counted).
+- image: Fashion-MNIST inpainting, the shipped `fashion_mnist` recipe; masked MSE at 50% masking on validation
+  images (the last 5,000 training images: 500 during training, 2,000 at the end), and on 2,000 test images once.
+- language: the King James Bible, the shipped `kjv_ar` recipe; bits per character on 60,000 characters of the
+  validation books during training and of the test books at the end.
+- classification: Fashion-MNIST, the shipped classifier's recipe; validation accuracy during training, test
+  accuracy at the end.
+Writes results/ttq/<task>__<method>__<seconds>.json with the machine it ran on; `benchmarks/run.py` collects them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (str(ROOT), str(ROOT / "benchmarks")):
+    if p not in sys.path: sys.path.insert(0, p)
+
+import equinox as eqx  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from equal_time import cpu_rate, load, machine, train_for_seconds  # noqa: E402
+
+from energy_transformer.classify import (ClassifierConfig, ImageClassifier, classification_splits,  # noqa: E402
+                                         fit_classifier, matched_transformer)
+from energy_transformer.core import ETConfig, count_params  # noqa: E402
+from energy_transformer.data import load_images  # noqa: E402
+from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
+from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
+from energy_transformer.image_training import masked_image_loss, preset, train_inpainting  # noqa: E402
+from energy_transformer.language import CausalET  # noqa: E402
+from energy_transformer.language_training import fit_language_model, lm_evaluator, lm_preset  # noqa: E402
+from energy_transformer.patches import keep_count, mask_count  # noqa: E402
+from energy_transformer.text import CharVocab, kjv_splits  # noqa: E402
+from energy_transformer.train import TrainConfig, trainable  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "ttq"
+N_VALID = 5000
+
+
+# ------------------------------------------------------------------------------------------------- image
+def _image_setup():
+    mc, task, tc = preset("fashion_mnist")
+    task = replace(task, eval_size=500, final_eval_size=2000)
+    train = load_images("fashion_mnist", "train")
+    return mc, task, tc, (train[:-N_VALID], train[-N_VALID:])
+
+
+def _image_methods(mc):
+    """name -> (description, model maker, phases): each phase is (fraction of the steps, `predict_tokens` keywords)."""
+    et = lambda c: (lambda seed: ImageEnergyTransformer(c, key=jax.random.PRNGKey(seed)))
+    mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
+    few = lambda T: replace(mc, T=T, alpha=mc.alpha * mc.T / T)  # the same total step alpha T (alpha is learned)
+    return {
+        "exact": (f"ET, T = {mc.T}, exact gradient (closed form + nested remat)", et(mc), [(1.0, ())]),
+        "T=2": ("ET, T = 2, alpha x 4 (learned)", et(few(2)), [(1.0, ())]),
+        "T=4": ("ET, T = 4, alpha x 2 (learned)", et(few(4)), [(1.0, ())]),
+        "T curriculum": (f"ET, T = 2 for the first 3/4 of the steps, then T = {mc.T}", et(mc),
+                         [(0.75, (("T", 2),)), (0.25, ())]),
+        "truncated, then exact": (f"ET, T = {mc.T}: backprop through the last step only for 3/4 of the steps, "
+                                  "then the exact gradient", et(mc), [(0.75, (("backprop_steps", 1),)), (0.25, ())]),
+        "matched transformer": ("1 transformer block, the same parameter count", mae(matched_mae(mc)), [(1.0, ())]),
+        "tied transformer": (f"1 transformer block applied {mc.T} times (weights shared): the ET's parameters and "
+                             "depth", mae(replace(matched_mae(mc), repeat=mc.T)), [(1.0, ())]),
+    }
+
+
+def _grad_cosine(model, task, images, kw, seed=0) -> float:
+    "Cosine between the parameter gradient of the masked loss with `predict_tokens` keywords `kw` and the exact one."
+    n_chosen = mask_count(model.patcher.N, task.mask_ratio)
+    params, static = eqx.partition(model, trainable(model))
+    def grad(kw):
+        loss = masked_image_loss(n_chosen, keep_count(n_chosen, task.keep), kw)
+        g = eqx.filter_grad(lambda p: loss(eqx.combine(p, static), jnp.asarray(images), jax.random.PRNGKey(seed)))(params)
+        return jnp.concatenate([x.ravel() for x in jax.tree.leaves(g)])
+    a, b = grad(kw), grad(())
+    return float(a @ b / (jnp.linalg.norm(a) * jnp.linalg.norm(b)))
+
+
+def run_image(method: str, seconds: float) -> dict:
+    mc, task, tc, (train_x, valid_x) = _image_setup()
+    desc, make, phases = _image_methods(mc)[method]
+    with tempfile.TemporaryDirectory() as tmp:
+        def train(tc, kw=(), stop_at=None, resume=False):
+            return train_inpainting(make(tc.seed), task, tc, data=(train_x, valid_x), progress=False, out=tmp,
+                                    name="run", resume=resume, stop_at=stop_at, descend_kw=kw)
+        rates = [cpu_rate(lambda tc, **k: train(tc, kw, **k), tc) for _, kw in phases]
+        for f in Path(tmp).iterdir(): f.unlink()  # the probes' checkpoints
+        steps = max(16, int(seconds / sum(f / r for (f, _), r in zip(phases, rates, strict=True))))
+        tc_run = replace(tc, steps=steps, eval_every=max(1, steps // 8), log_every=max(1, steps // 40))
+        ends = np.cumsum([f for f, _ in phases]) * steps
+        for i, ((_, kw), end) in enumerate(zip(phases, ends, strict=True)):
+            last = i == len(phases) - 1
+            model, log = train(tc_run, kw, stop_at=None if last else int(end), resume=i > 0)
+    test_x = load_images("fashion_mnist", "test")
+    fx, fmask = eval_set(test_x, model.patcher.N, 2000, task.mask_ratio, seed=1)
+    cos = {}
+    kws = {kw for _, kw in phases if kw}  # the approximate phases
+    for kw in kws:  # cosine to the exact gradient, at the start and at the end of training
+        cos[str(dict(kw))] = dict(initial=_grad_cosine(make(tc.seed), task, valid_x[:tc.batch_size], kw),
+                                  trained=_grad_cosine(model, task, valid_x[:tc.batch_size], kw))
+    return dict(metric="masked_mse", lower_is_better=True, description=desc, phases=[[f, dict(kw)] for f, kw in phases],
+                steps_per_cpu_s=[round(r, 3) for r in rates], log=log,
+                valid=log["final"]["model"]["mse"], test=float(evaluate(model, fx, fmask)["mse"]),
+                baselines={k: log["final"][k]["mse"] for k in ("mean_fill", "biharmonic")}, grad_cosine=cos,
+                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["mse"]) for e in log["evals"]], model=model)
+
+
+# ---------------------------------------------------------------------------------------------- language
+def run_language(method: str, seconds: float, chars: int = 60_000) -> dict:
+    splits = kjv_splits()
+    alphabet = CharVocab.from_text("".join(splits.values())).chars
+    cls, mc, tc = lm_preset("kjv_ar_transformer" if method == "matched transformer" else "kjv_ar", alphabet)
+    methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": "ET, T = 2, alpha x 2",
+               "matched transformer": "1 transformer block, the same parameter count"}
+    if method == "T=2": mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
+    train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, **k)
+    model, log, rate = train_for_seconds(train, tc, seconds)
+    return dict(metric="bpc", lower_is_better=True, description=methods[method], steps_per_cpu_s=[round(rate, 3)], log=log,
+                valid=log["evals"][-1]["bpc"], test=lm_evaluator(splits["test"], mc, chars)(model)["bpc"],
+                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["bpc"]) for e in log["evals"]], model=model)
+
+
+# ---------------------------------------------------------------------------------------- classification
+def run_classification(method: str, seconds: float) -> dict:
+    cfg = ClassifierConfig(patch_size=7, stem=8, et=ETConfig(D=96, H=4, Y=16, M=384), alpha=0.8, T=4)  # shipped recipe
+    tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50)
+    methods = {"exact": (f"ET, T = {cfg.T}, exact gradient", cfg), "T=2": ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
+               "matched transformer": ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg))}
+    desc, c = methods[method]
+    sp = classification_splits("fashion_mnist")
+    sub = dict(sp, valid=type(sp["valid"])(sp["valid"].images[:2000], sp["valid"].labels[:2000]))
+    train = lambda tc, **k: fit_classifier(ImageClassifier(c, key=jax.random.key(tc.seed)), sub, tc, progress=False, **k)
+    model, log, rate = train_for_seconds(train, tc, seconds)
+    return dict(metric="accuracy", lower_is_better=False, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
+                valid=log["evals"][-1]["valid_accuracy"], test=log["final"]["test_accuracy"],
+                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["valid_accuracy"]) for e in log["evals"]], model=model)
+
+
+TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist")[0]))),
+         "language": (run_language, lambda: ["exact", "T=2", "matched transformer"]),
+         "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
+
+
+def result_path(task: str, method: str, seconds: float, out: Path = RESULTS) -> Path:
+    return out / f"{task}__{method.replace(' ', '_').replace('=', '')}__{int(seconds)}.json"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", choices=sorted(TASKS))
+    ap.add_argument("--method", help="see --list")
+    ap.add_argument("--seconds", type=float, default=240, help="CPU seconds of training")
+    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--list", action="store_true", help="print the methods of each task")
+    a = ap.parse_args(argv)
+    if a.list:
+        for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))
+        return
+    run, names = TASKS[a.task]
+    if a.method not in names(): ap.error(f"unknown method {a.method!r} for {a.task}; choose from {names()}")
+    stamp, t0 = machine(), time.time()
+    r = run(a.method, a.seconds)
+    model, log = r.pop("model"), r.pop("log")
+    row = dict(task=a.task, method=a.method, seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
+               steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),
+               train_wall_s=round(log["train_time_s"], 1), **r,
+               machine=dict(stamp, load_end=load(), run_wall_s=round(time.time() - t0, 1)))
+    path = result_path(a.task, a.method, a.seconds, Path(a.out))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(row, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in row.items() if k not in ("curve", "machine")}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
