@@ -11,12 +11,20 @@ from pathlib import Path
 import jax
 
 
-def cpu_rate(train, tc) -> float:
+def cpu_rate(train, tc, seconds: float = 10.0) -> float:
     """Steps per CPU second of `train(tc, stop_at=None) -> (model, log)` (a fresh model trained with the package's
-    `fit`), from the CPU seconds `fit` logs between steps 10 and 40 of a probe run (compilation is before step 10)."""
-    _, log = train(replace(tc, steps=1000, eval_every=1000, log_every=10), stop_at=40)  # stopped at step 40: no evaluation
-    h = {e["step"]: e["cpu_s"] for e in log["history"]}
-    return 30 / max(h[40] - h[10], 1e-9)
+    `fit`), from the CPU seconds `fit` logs. A first probe of 40 steps gives a rough rate; where steps are fast, a
+    second probe runs about `seconds` of them, synchronising as rarely as a real run (every 1/10 of the probe), so that
+    the per-step cost of the rough probe's frequent synchronisation does not count. Compilation is before the first
+    logged step of each probe and does not count."""
+    def probe(n, every):
+        _, log = train(replace(tc, steps=max(1000, n), eval_every=max(1000, n), log_every=every), stop_at=n)  # no evaluation
+        h = log["history"]
+        return (h[-1]["step"] - h[0]["step"]) / max(h[-1]["cpu_s"] - h[0]["cpu_s"], 1e-9)
+    rate = probe(40, 10)
+    if rate * seconds < 80: return rate  # slow steps: synchronising every 10 of them costs nothing that matters
+    n = int(min(rate * seconds, 4000))
+    return probe(n, max(10, n // 10))
 
 
 def train_for_seconds(train, tc, seconds: float, rate: float | None = None):
