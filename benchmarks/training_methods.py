@@ -36,14 +36,18 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from equal_time import cpu_rate, load, machine, train_for_seconds  # noqa: E402
 
-from energy_transformer.classify import (ClassifierConfig, ImageClassifier, classification_splits,  # noqa: E402
-                                         fit_classifier, matched_transformer)
+from energy_transformer.classify import (  # noqa: E402  # noqa: E402
+    ClassifierConfig,
+    ImageClassifier,
+    classification_splits,
+    fit_classifier,
+    matched_transformer,
+)
 from energy_transformer.core import ETConfig, count_params  # noqa: E402
 from energy_transformer.data import load_images  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
 from energy_transformer.image_training import masked_image_loss, preset, train_inpainting  # noqa: E402
-from energy_transformer.language import CausalET  # noqa: E402
 from energy_transformer.language_training import fit_language_model, lm_evaluator, lm_preset  # noqa: E402
 from energy_transformer.patches import keep_count, mask_count  # noqa: E402
 from energy_transformer.text import CharVocab, kjv_splits  # noqa: E402
@@ -99,7 +103,7 @@ def run_image(method: str, seconds: float) -> dict:
         def train(tc, kw=(), stop_at=None, resume=False):
             return train_inpainting(make(tc.seed), task, tc, data=(train_x, valid_x), progress=False, out=tmp,
                                     name="run", resume=resume, stop_at=stop_at, descend_kw=kw)
-        rates = [cpu_rate(lambda tc, **k: train(tc, kw, **k), tc) for _, kw in phases]
+        rates = [cpu_rate(lambda tc, kw=kw, **k: train(tc, kw, **k), tc) for _, kw in phases]
         for f in Path(tmp).iterdir(): f.unlink()  # the probes' checkpoints
         steps = max(16, int(seconds / sum(f / r for (f, _), r in zip(phases, rates, strict=True))))
         tc_run = replace(tc, steps=steps, eval_every=max(1, steps // 8), log_every=max(1, steps // 40))

@@ -192,7 +192,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
                mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
                seed: int = 0,  # which patches are hidden
                checkpoint: str = None,  # a checkpoint file (default: the shipped natural-image model)
-               classical: float = CLASSICAL_WEIGHT,  # weight of the biharmonic fill in the output, in [0, 1] (0: the model's own fill)
+               classical: float = CLASSICAL_WEIGHT,  # weight of the biharmonic fill in the output, in [0, 1] (0: the model alone)
                ):
     "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
     quiet_interrupts("et-inpaint")

@@ -233,13 +233,15 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
 
     def run_eval():
         r = evaluate(eqx.combine(params, static))
-        log["evals"].append(dict(step=step, time_s=round(log["train_time_s"], 2), cpu_s=round(log.get("train_cpu_s", 0.0), 2), **r))
+        log["evals"].append(dict(step=step, time_s=round(log["train_time_s"], 2),
+                                 cpu_s=round(log.get("train_cpu_s", 0.0), 2), **r))
         return r
 
     stream, key0, schedule = batches(step), jax.random.PRNGKey(tc.seed + 1), make_schedule(tc)
     last = tc.steps if stop_at is None else min(stop_at, tc.steps)
     bar = tqdm(total=tc.steps, initial=step, disable=not progress, desc=name, dynamic_ncols=True, mininterval=1.0)
-    window, t_win, c_win = list(log.pop("pending_losses", [])), time.time(), time.process_time()  # losses of an interrupted window
+    window = list(log.pop("pending_losses", []))  # losses of an interrupted window
+    t_win, c_win = time.time(), time.process_time()
 
     def flush():  # the mean loss of the steps since the last entry; also before every save, so a resume leaves no gap
         nonlocal window, t_win, c_win
