@@ -32,8 +32,8 @@ from .patches import keep_count, make_masks, mask_count
 from .train import JSONConfig, TrainConfig, TrainingInterrupted, fit, make_optimizer, make_train_step, trainable
 
 # %% auto #0
-__all__ = ['PRESETS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting', 'et_train',
-           'plot_log', 'show_inpainting', 'compiled_train_step', 'benchmark_step']
+__all__ = ['PRESETS', 'EXACT_PATHS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting',
+           'et_train', 'plot_log', 'show_inpainting', 'compiled_train_step', 'benchmark_step', 'fastest_exact_path']
 
 # %% ../nbs/03_training.ipynb #bbd93499
 @dataclass(frozen=True)
@@ -166,6 +166,7 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
              seed: int = None,  # random seed
              resume: store_true = False,  # continue from an existing checkpoint
              quiet: store_true = False,  # no progress bar
+             gradient: str = "auto",  # a path of `EXACT_PATHS`, "fastest" (time them first), "auto" (fastest from 1,000 steps)
              ):
     "Train an image Energy Transformer from a preset; writes a checkpoint and a JSON log."
     quiet_interrupts("et-train")
@@ -177,8 +178,17 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
                                     seed=seed).items() if v is not None}
         stem = check_stem(name or preset_name, "--name")  # before the data is loaded
         check_output_dir(out, "--out")
-        model, log = train_inpainting(*preset(preset_name, **kw), out=out, name=stem, resume=resume,
-                                      progress=not quiet, preset_name=preset_name)
+        choices = ("auto", "fastest", *EXACT_PATHS)
+        if gradient not in choices: raise ValueError(f"unknown --gradient {gradient!r}; choose from {choices}")
+        mc, task, tc = preset(preset_name, **kw)
+        if gradient == "auto":  # timing the paths costs a few compilations: worth it for long runs only
+            gradient = "fastest" if tc.steps >= 1000 else "closed form, nested remat"
+        if gradient == "fastest":
+            gradient, _, rates = fastest_exact_path(mc, tc.batch_size, iters=2)
+            if not quiet: print("exact gradient paths here, images/s: " + ", ".join(f"{k} {v:.0f}" for k, v in rates.items())
+                                + f"; training with {gradient}", file=sys.stderr)
+        model, log = train_inpainting(mc, task, tc, out=out, name=stem, resume=resume, progress=not quiet,
+                                      preset_name=preset_name, descend_kw=EXACT_PATHS[gradient])
     except TrainingInterrupted as e:
         print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
     except (ValueError, FileNotFoundError, OSError, FloatingPointError) as e:
@@ -274,3 +284,23 @@ def benchmark_step(mc: ImageETConfig,  # model configuration (its `T` unless `T`
         jax.block_until_ready(r)
         out["images_per_s"] = batch_size * iters / (time.time() - t0)
     return out
+
+
+EXACT_PATHS = {  # the same exact gradient, computed four ways: `predict_tokens` keywords of each
+    "closed form, nested remat": (), "closed form, no remat": (("remat", False),),
+    "autograd, nested remat": (("autograd", True),), "autograd, no remat": (("autograd", True), ("remat", False))}
+
+
+def fastest_exact_path(mc: ImageETConfig,  # model configuration
+                       batch_size: int = 32,
+                       *, iters: int = 3,  # timed steps of each path
+                       max_temp_bytes: int = 2**30,  # paths needing more temporary memory are not considered
+                       ) -> tuple[str, tuple, dict]:
+    """One-time calibration on this machine: one training step of each of the `EXACT_PATHS`, compiled and timed; the
+    fastest that fits in `max_temp_bytes`, as (name, `predict_tokens` keywords, {name: images/s})"""
+    rates, fits = {}, {}
+    for name, kw in EXACT_PATHS.items():
+        r = benchmark_step(mc, batch_size, iters=iters, **dict(kw))
+        rates[name], fits[name] = r["images_per_s"], r["temp_bytes"] <= max_temp_bytes
+    best = max((n for n in rates if fits[n]), key=rates.get, default="closed form, nested remat")  # always fits: flat in T
+    return best, EXACT_PATHS[best], rates
