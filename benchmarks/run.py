@@ -3,26 +3,25 @@
 
     python benchmarks/run.py                     # full settings; writes benchmarks/results/bench.{json,md}
     python benchmarks/run.py --quick --out DIR   # tiny settings (seconds): checks that everything runs
+    python benchmarks/run.py --only descent ...  # measure some sections again; they replace theirs in bench.json
     python benchmarks/run.py --recompute-quality # re-evaluate the shipped checkpoints instead of reading their logs
 
-Sections: (1) float32 matmul roof, (2) ET descent step (analytic FLOPs, fraction of the roof, closed form vs
-autograd), (3) training step (naive autograd-of-autograd vs closed form + remat: time and memory, memory vs T), and every
-candidate for a faster training gradient, read from the file `benchmarks/variants.py` writes (`make bench` runs it
-first), (4) softmax vs taylor attention per descent step, (5) batched dense exponential recall, (6) inpainting quality
-at 50% masking, (7) cached vs recomputed text generation, (8) time to quality against a parameter-matched
-transformer, read from the files of `benchmarks/time_to_quality.py` (minutes of training each), (9) circulant
-against dense query/key projections, read from the file of `benchmarks/circulant.py`. Machines are
-shared and noisy: ratios measured side by side are more telling than absolutes, and the load average is recorded
-next to every section.
+Sections: (1) float32 matmul roof (best of repeats over square products and the products the model runs),
+(2) ET descent step (analytic FLOPs, fraction of the roof, closed form vs autograd), (3) training step (naive
+autograd-of-autograd vs closed form + remat: time and memory, memory vs T), and every candidate for a faster training
+gradient, read from the file `benchmarks/variants.py` writes (`make bench` runs it first), (4) where the time of the
+shipped image recipe's training step goes, (5) softmax vs taylor attention per descent step, (6) batched dense
+exponential recall, (7) inpainting quality at 50% masking, (8) cached vs recomputed text generation, (9) time to
+quality and training methods against CPU seconds, read from the files `benchmarks/training_methods.py` writes.
+Every section records the machine it ran on (CPU, cores, load average before and after, date): machines are shared
+and noisy, ratios measured side by side are more telling than absolutes. Sections read from files carry those
+files' own stamps; a file without one is left out.
 """
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -31,10 +30,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+for _p in (str(ROOT), str(ROOT / "benchmarks")):
+    if _p not in sys.path: sys.path.insert(0, _p)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from equal_time import load, machine  # noqa: E402
 
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend  # noqa: E402
 from energy_transformer.language import CausalET, LMConfig  # noqa: E402
@@ -44,12 +45,13 @@ from energy_transformer.text import CharVocab  # noqa: E402
 
 # --------------------------------------------------------------------------------------------- settings
 FULL = dict(
-    roof_sizes=(2048, 4096), roof_repeats=5,
+    roof_sizes=(256, 512, 1024, 2048, 4096), roof_repeats=7,
     descent=(("medium", 64, 65), ("full", 8, 197)), descent_T=12, repeats=5,
     train_image="fashion_mnist", train_batch=64, train_T=12, train_Ts=(12, 24, 48), train_repeats=5, train_all=True,
     attn_Ns=(256, 1024, 4096), attn_T=3, attn_repeats=5,
     dense=dict(B=100, K=1024, D=1024, sweeps=2, beta=0.05, flip=0.2), dense_repeats=5,
     quality_n=None,  # recompute on as many test images as the shipped log's final evaluation
+    profile_preset="fashion_mnist", profile_repeats=9, profile_min_time=0.2,
 )
 QUICK = dict(
     roof_sizes=(256,), roof_repeats=3,
@@ -58,6 +60,7 @@ QUICK = dict(
     attn_Ns=(64, 128), attn_T=1, attn_repeats=2,
     dense=dict(B=8, K=64, D=64, sweeps=1, beta=0.2, flip=0.1), dense_repeats=2,
     quality_n=32,
+    profile_preset="tiny", profile_repeats=9, profile_min_time=0.03,
 )
 GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=1.5, taylor_speedup=5.0, generation_speedup=10.0)
 
@@ -75,9 +78,16 @@ def bench_generation(quick: bool) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def load() -> float:
-    "1-minute load average of the machine."
-    return round(os.getloadavg()[0], 2)
+STAMP = ("date", "cpu", "cores", "cores_used", "load_start", "load_end")
+
+
+def stamped(fn, *args, **kw) -> dict:
+    """`fn(*args, **kw)` (a dict) with the machine it ran on: date, CPU, cores of the machine and cores this process
+    may use, load average at the start and at the end (`equal_time.machine`)."""
+    m = machine()
+    out = fn(*args, **kw)
+    out["machine"] = {k: m[k] for k in STAMP if k in m} | dict(load_end=load())
+    return out
 
 
 MIN_TIME = [0.05]  # seconds per timed repeat (smaller with --quick)
@@ -97,6 +107,25 @@ def timeit(fn, *args, repeats: int = 5, min_time: float | None = None) -> dict:
         jax.block_until_ready(r)
         ts.append((time.perf_counter() - t0) / inner)
     return dict(median_s=statistics.median(ts), min_s=min(ts), max_s=max(ts), repeats=repeats, inner=inner)
+
+
+def timeit_interleaved(programs: dict, repeats: int, min_time: float) -> dict:
+    """Best (shortest) seconds per call of each compiled `fn(*args)` in `programs` ({name: (fn, args)}), their repeats
+    taken in turn (a, b, c, a, b, c, ...) so that a change of load on a shared machine touches them all alike: for
+    differences of times. Each: one warm-up call, `inner` calls per repeat lasting at least `min_time`."""
+    inner = {}
+    for name, (fn, args) in programs.items():
+        jax.block_until_ready(fn(*args))
+        t0 = time.perf_counter(); jax.block_until_ready(fn(*args)); t1 = time.perf_counter() - t0
+        inner[name] = max(1, int(math.ceil(min_time / max(t1, 1e-9))))
+    best = dict.fromkeys(programs, math.inf)
+    for _ in range(repeats):
+        for name, (fn, args) in programs.items():
+            t0 = time.perf_counter()
+            for _ in range(inner[name]): out = fn(*args)
+            jax.block_until_ready(out)
+            best[name] = min(best[name], (time.perf_counter() - t0) / inner[name])
+    return best
 
 
 def memory(compiled) -> dict:
@@ -121,18 +150,33 @@ def preset_config(name: str, **kw) -> ETConfig:
 
 
 # ------------------------------------------------------------------------------------------ 1. the roof
+def roof_products(s: dict) -> list[tuple[str, str, tuple, tuple, int]]:
+    """The products the roof is measured on: square n x n @ n x n for each size, and for each descent preset the two
+    dots the model itself runs, its batched query/key projection `einsum("bnd,hdz->bhnz", g, W)` with W (H, D, 2Y)
+    and the Hopfield product g (B N, D) @ Xi^T (D, M). (kind, label, shape a, shape b, FLOPs)."""
+    out = [("square", f"{n} x {n} @ {n} x {n}", (n, n), (n, n), 2 * n ** 3) for n in s["roof_sizes"]]
+    for name, B, N in s["descent"]:
+        c = preset_config(name)
+        out.append(("projection", f"{name}: einsum bnd,hdz->bhnz, ({B}, {N}, {c.D}) x ({c.H}, {c.D}, {2 * c.Y})",
+                    (B, N, c.D), (c.H, c.D, 2 * c.Y), 2 * B * N * c.D * c.H * 2 * c.Y))
+        out.append(("hopfield", f"{name}: ({B * N}, {c.D}) @ ({c.D}, {c.M})", (B * N, c.D), (c.D, c.M), 2 * B * N * c.D * c.M))
+    return out
+
+
 def bench_roof(s: dict) -> dict:
-    "float32 matmul GFLOP/s for square n x n @ n x n products; the roof is the best size."
+    """float32 GFLOP/s of each product of `roof_products`, from the best (shortest) of several timed repeats after a
+    warm-up; the roof is the best of them all, a rate that no kernel of the same kind should exceed."""
     rows = []
-    mm = jax.jit(jnp.matmul)
-    for n in s["roof_sizes"]:
-        ka, kb = jax.random.split(jax.random.PRNGKey(n))
-        a = jax.random.normal(ka, (n, n), jnp.float32); b = jax.random.normal(kb, (n, n), jnp.float32)
-        t = timeit(mm, a, b, repeats=s["roof_repeats"], min_time=0.2)
-        rows.append(dict(n=n, gflops=2 * n ** 3 / t["median_s"] / 1e9, **t))
+    ops = dict(square=jnp.matmul, hopfield=jnp.matmul, projection=lambda g, W: jnp.einsum("bnd,hdz->bhnz", g, W))
+    for i, (kind, label, sa, sb, flops) in enumerate(roof_products(s)):
+        ka, kb = jax.random.split(jax.random.PRNGKey(i))
+        a = jax.random.normal(ka, sa, jnp.float32); b = jax.random.normal(kb, sb, jnp.float32)
+        t = timeit(jax.jit(ops[kind]), a, b, repeats=s["roof_repeats"], min_time=0.2)
+        rows.append(dict(kind=kind, product=label, flops=flops, gflops=flops / t["min_s"] / 1e9,
+                         gflops_median=flops / t["median_s"] / 1e9, **t))
         del a, b
     best = max(rows, key=lambda r: r["gflops"])
-    return dict(sizes=rows, roof_gflops=best["gflops"], roof_n=best["n"], load=load())
+    return dict(sizes=rows, roof_gflops=best["gflops"], roof_product=best["product"])
 
 
 # ------------------------------------------------------------------------------------ 2. descent step
@@ -176,9 +220,10 @@ def _model(c: ETConfig, seed: int = 0):
     return et, EnergyLayerNorm(c.D)
 
 
-def bench_breakdown(c: ETConfig, B: int, N: int, repeats: int) -> dict:
+def bench_breakdown(c: ETConfig, B: int, N: int, repeats: int, only: tuple | None = None) -> dict:
     """Where the time of one closed-form softmax step goes: each part compiled and timed alone, with its share
-    of the FLOPs of `step_flops` and its GFLOP/s. The attention parts re-state core's contractions."""
+    of the FLOPs of `step_flops` and its GFLOP/s (median time). The attention parts re-state core's contractions.
+    `only`: time these parts only."""
     et, ln = _model(c)
     x = jax.random.normal(jax.random.PRNGKey(1), (B, N, c.D), jnp.float32)
     lnb = jax.vmap(jax.vmap(ln))
@@ -208,10 +253,12 @@ def bench_breakdown(c: ETConfig, B: int, N: int, repeats: int) -> dict:
     )
     out = {}
     for name, (f, args, flops) in parts.items():
+        if only is not None and name not in only: continue
         t = timeit(jax.jit(f), *args, repeats=repeats)
         out[name] = dict(s=t["median_s"], flops=B * flops, gflops=B * flops / t["median_s"] / 1e9)
-    out["sum_of_parts_s"] = sum(out[k]["s"] for k in ("layer_norm", "projections", "scores_softmax", "weighted_sums",
-                                                      "back_projection", "hopfield"))
+    if only is None:
+        out["sum_of_parts_s"] = sum(out[k]["s"] for k in ("layer_norm", "projections", "scores_softmax", "weighted_sums",
+                                                          "back_projection", "hopfield"))
     return out
 
 
@@ -279,6 +326,52 @@ def bench_training(s: dict) -> dict:
     if s["train_all"]: out["naive_growth"] = mem_T[-1]["naive_temp_bytes"] / mem_T[0]["naive_temp_bytes"]
     out["load"] = load()
     return out
+
+
+# ---------------------------------------------------------------------------------- training step profile
+def bench_training_profile(s: dict) -> dict:
+    """Where the time of the shipped image recipe's training step goes (`image_training.preset`, its batch size, the
+    package's `masked_image_loss`, `make_optimizer` and `make_train_step`). Four programs, each compiled and timed
+    alone (best of the repeats): (a) the loss with T = 0 (embedding, decoder, loss), (b) the loss with the recipe's T,
+    (c) its value and gradient, (d) the whole training step (gradient + clipped AdamW update). The split:
+    embed/decode/loss = a, descent forward = b - a, backward = c - b, optimizer = d - c. Then one descent step's
+    energy gradient in parts (attention, Hopfield, layer norm), timed alone at this configuration (`bench_breakdown`).
+    The four programs' repeats are taken in turn (`timeit_interleaved`), so that their differences hold under a
+    changing load."""
+    import equinox as eqx
+
+    from energy_transformer.image import ImageEnergyTransformer
+    from energy_transformer.image_training import masked_image_loss, preset
+    from energy_transformer.patches import keep_count, mask_count
+    from energy_transformer.train import make_optimizer, make_train_step, trainable
+    mc, task, tc = preset(s["profile_preset"])
+    B, reps = tc.batch_size, s["profile_repeats"]
+    model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
+    params, static = eqx.partition(model, trainable(model))
+    opt = make_optimizer(tc)
+    opt_state = opt.init(params)
+    n_chosen = mask_count(mc.N, task.mask_ratio)
+    loss_of = lambda kw: masked_image_loss(n_chosen, keep_count(n_chosen, task.keep), kw)
+    images = jnp.asarray(np.random.default_rng(0).random((B, *mc.image_shape), dtype=np.float32))
+    key = jax.random.PRNGKey(1)
+    on_params = lambda loss: (lambda p, im, k: loss(eqx.combine(p, static), im, k))
+    programs = dict(
+        loss_T0=(jax.jit(on_params(loss_of((("T", 0),)))), (params, images, key)),
+        loss=(jax.jit(on_params(loss_of(()))), (params, images, key)),
+        value_and_grad=(jax.jit(jax.value_and_grad(on_params(loss_of(())))), (params, images, key)),
+        train_step=(make_train_step(loss_of(()), opt), (params, static, opt_state, images, key)),
+    )
+    programs = {name: (f.lower(*args).compile(), args) for name, (f, args) in programs.items()}
+    times = timeit_interleaved(programs, reps, s["profile_min_time"])
+    d = times["train_step"]
+    split = dict(embed_decode_loss=times["loss_T0"], descent_forward=times["loss"] - times["loss_T0"],
+                 backward=times["value_and_grad"] - times["loss"], optimizer=d - times["value_and_grad"])
+    N = mc.N + 1  # the patches and the CLS token
+    per = bench_breakdown(mc.et, B, N, reps, only=("attention_grad", "hopfield", "layer_norm"))
+    per_sum = sum(v["s"] for v in per.values())
+    return dict(preset=s["profile_preset"], batch=B, T=mc.T, N_tokens=N, D=mc.et.D, H=mc.et.H, Y=mc.et.Y, M=mc.et.M,
+                times_s=times, step_s=d, parts={k: dict(s=v, share=v / d) for k, v in split.items()},
+                per_step={k: dict(s=v["s"], share=v["s"] / per_sum, gflops=v["gflops"]) for k, v in per.items()})
 
 
 # ----------------------------------------------------------------------------------- 4. attention kinds
@@ -373,46 +466,56 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
 
 
 # ------------------------------------------------------------------------------------- time to quality
-TTQ_FILES = {"image": "time_to_quality.json", "language": "time_to_quality_language.json"}
+TRANSFORMERS = ("matched transformer", "tied transformer")  # the baselines of `training_methods.py`; others are ETs
+TTQ_KEYS = ("method", "seconds", "description", "n_params", "steps", "train_cpu_s", "valid", "test", "curve", "machine")
 
 
-def _result(results: Path, name: str):
-    "The JSON another benchmark script wrote to `results/name`, or None where it has not been run."
-    f = results / name
-    return json.loads(f.read_text()) if f.is_file() else None
-
-
-def bench_time_to_quality(results: Path) -> dict:
-    """Quality after equal CPU time, ET vs the parameter-matched transformer: read from the files that
-    `benchmarks/time_to_quality.py` writes (minutes of training each, longer than this script's budget)."""
+def bench_time_to_quality(folder: Path) -> dict:
+    """Held-out quality after equal CPU time for each task and training method: every file that
+    `benchmarks/training_methods.py` wrote to `folder` (one run each, minutes of training, pinned to a core), as
+    {task: {metric, lower_is_better, rows}}, rows sorted by budget then method, each with its run's machine stamp.
+    Files without a stamp are left out."""
     out = {}
-    for task, name in TTQ_FILES.items():
-        r = _result(results, name)
-        if r is None: continue
-        metric = "test_masked_mse" if task == "image" else "test_bpc"
-        out[task] = dict(source=f"benchmarks/results/{name}", seconds_each=r["seconds_each"], metric=metric,
-                         models={k: dict(n_params=m["n_params"], steps=m["steps"], steps_per_s=m["steps_per_s"],
-                                         value=m[metric]) for k, m in r["models"].items()})
+    for f in sorted(Path(folder).glob("*.json")):
+        r = json.loads(f.read_text())
+        if "machine" not in r: continue
+        t = out.setdefault(r["task"], dict(metric=r["metric"], lower_is_better=r["lower_is_better"], rows=[]))
+        t["rows"].append({k: r.get(k) for k in TTQ_KEYS} | dict(source=f"benchmarks/results/ttq/{f.name}"))
+    for t in out.values(): t["rows"].sort(key=lambda x: (x["seconds"], x["method"]))
     return out
 
 
-def bench_circulant(results: Path) -> dict:
-    """Circulant query/key projections against dense ones on Fashion-MNIST inpainting: read from the file that
-    `benchmarks/circulant.py` writes (two training runs, longer than this script's budget)."""
-    r = _result(results, "circulant.json")
-    if r is None: return {}
-    d, c = r["models"]["dense"], r["models"]["circulant"]
-    return dict(source="benchmarks/results/circulant.json", steps=d["steps"], test_images=r["test_images"],
-                mse_ratio=c["test_masked_mse"] / d["test_masked_mse"], fft_over_dense=r["projection"]["fft_over_dense"],
-                models=r["models"])
+def _best(rows: list[dict], lower_is_better: bool) -> dict | None:
+    "The ET row (not a transformer baseline) with the best validation value."
+    ets = [x for x in rows if x["method"] not in TRANSFORMERS]
+    if not ets: return None
+    return (min if lower_is_better else max)(ets, key=lambda x: x["valid"])
 
 
-def bench_training_candidates(results: Path) -> dict:
+def bench_training_methods(folder: Path) -> dict | None:
+    """The ways of training the image ET (and its transformer baselines) at the smallest budget of the files in
+    `folder`: quality, steps per CPU second of each phase, the cosine of approximate gradients to the exact one, and
+    the best ET method by validation masked MSE."""
+    runs = [r for r in map(lambda f: json.loads(f.read_text()), sorted(Path(folder).glob("*.json")))
+            if r.get("task") == "image" and "machine" in r]
+    if not runs: return None
+    seconds = min(r["seconds"] for r in runs)
+    keys = TTQ_KEYS + ("steps_per_cpu_s", "grad_cosine", "phases", "baselines")
+    rows = sorted(({k: r.get(k) for k in keys} for r in runs if r["seconds"] == seconds), key=lambda x: x["method"])
+    best = _best(rows, runs[0]["lower_is_better"])
+    return dict(task="image", metric=runs[0]["metric"], lower_is_better=runs[0]["lower_is_better"], seconds=seconds,
+                rows=rows, best=best["method"] if best else None)
+
+
+def bench_training_candidates(results: Path) -> dict | None:
     """Every candidate for a faster training gradient, timed side by side in one run of `benchmarks/variants.py`
-    (`make bench` runs it first): time and temporary memory against the naive path, and the
-    cosine of each gradient to the exact one."""
-    rows = _result(results, "variants.json")
-    if rows is None: return {}
+    (`make bench` runs it first): time and temporary memory against the naive path, and the cosine of each gradient
+    to the exact one, with that run's machine stamp (a file without one is left out)."""
+    f = results / "variants.json"
+    if not f.is_file(): return None
+    v = json.loads(f.read_text())
+    if not isinstance(v, dict) or "machine" not in v: return None
+    rows = v["rows"]
     naive = next(r for r in rows if r["mode"] == "naive")
     for r in rows:
         r.update(speedup=naive["s"] / r["s"], memory_ratio=naive["temp_bytes"] / r["temp_bytes"])
@@ -420,7 +523,7 @@ def bench_training_candidates(results: Path) -> dict:
     approx = [r for r in rows if r["cos_to_exact"] <= 0.9999]
     pick = lambda rs: max(rs, key=lambda r: r["speedup"])["mode"] if rs else None
     return dict(source="benchmarks/results/variants.json", T=naive["T"], batch=naive["batch"], rows=rows,
-                best_exact=pick(exact), best_approximate=pick(approx))
+                best_exact=pick(exact), best_approximate=pick(approx), machine=v["machine"])
 
 
 # ------------------------------------------------------------------------------------------- reporting
@@ -429,65 +532,125 @@ def _ms(t): return f"{t * 1e3:.3g} ms"
 def _yes(ok): return "yes" if ok else "**no**"
 
 
+def _cpu(name: str) -> str:
+    "A CPU's model name without trademarks and clock: 'Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz' -> 'Intel Xeon Gold 6338'"
+    for x in ("(R)", "(TM)", "(tm)", " CPU"): name = name.replace(x, "")
+    return name.split(" @")[0].strip()
+
+
+def _cores(m: dict) -> str:
+    used = m.get("cores_used", m["cores"])
+    return f"{m['cores']} cores" if used == m["cores"] else f"{used} of {m['cores']} cores"
+
+
+def tag(*stamps: dict | None) -> str:
+    """The 'measured on' cell of one or more machine stamps: CPU, cores (used of the machine's), the load average
+    at the start and end (its range over several runs), the date (range)."""
+    ms = [m for m in stamps if m]
+    if not ms: return ""
+    cpu = ", ".join(sorted({_cpu(m["cpu"]) for m in ms}))
+    cores = ", ".join(sorted({_cores(m) for m in ms}))
+    if len(ms) == 1: load_ = f"load {ms[0]['load_start']:.1f}→{ms[0]['load_end']:.1f}"
+    else:
+        ls = [m[k] for m in ms for k in ("load_start", "load_end")]
+        load_ = f"load {min(ls):.1f}–{max(ls):.1f}"
+    days = sorted({m["date"][:10] for m in ms})
+    return f"{cpu}, {cores}{' each' if len(ms) > 1 else ''}, {load_}, {days[0]}" + (f" to {days[-1]}" if len(days) > 1 else "")
+
+
+METRIC = dict(masked_mse="validation masked MSE", bpc="validation bits per character", accuracy="validation accuracy")
+
+
+def _value(metric: str, v: float) -> str:
+    return f"{v:.1%}" if metric == "accuracy" else f"{v:.3f}" if metric == "bpc" else f"{v:.4f}"
+
+
+def _compare(metric: str, et: float, tf: float) -> str:
+    "ET against the transformer: a ratio of MSEs, a difference of bits per character or of accuracy points."
+    if metric == "bpc": return f"{et - tf:+.3f} bits"
+    if metric == "accuracy": return f"{(et - tf) * 100:+.1f} points"
+    return f"{et / tf:.2f}x"
+
+
+def ttq_summary(q: dict) -> list[dict]:
+    """One entry per budget of a time-to-quality task (`bench.json`'s `time_to_quality[task]`): the budget, the best
+    ET row, the matched transformer's row (or None), the comparison, and the machine stamps of all its runs."""
+    out = []
+    for sec in sorted({x["seconds"] for x in q["rows"]}):
+        rows = [x for x in q["rows"] if x["seconds"] == sec]
+        best = _best(rows, q["lower_is_better"])
+        tf = next((x for x in rows if x["method"] == "matched transformer"), None)
+        out.append(dict(seconds=sec, best=best, transformer=tf, n_et=sum(x["method"] not in TRANSFORMERS for x in rows),
+                        compare=_compare(q["metric"], best["valid"], tf["valid"]) if best and tf else None,
+                        cores_used=sorted({x["machine"].get("cores_used", x["machine"]["cores"]) for x in rows}),
+                        machines=[x["machine"] for x in rows]))
+    return out
+
+
 def table(r: dict) -> list[list[str]]:
-    "Rows (measure, value, goal, met?) of the Markdown table."
+    "Rows (measure, value, goal, met?, measured on) of the Markdown table; sections missing from `r` are skipped."
+    r = upgrade(r)
     rows = []
-    roof = r["roof"]
-    rows.append(["float32 matmul roof (best of n = " + ", ".join(str(x["n"]) for x in roof["sizes"]) + ")",
-                 f"{roof['roof_gflops']:.0f} GFLOP/s (n = {roof['roof_n']})", "", ""])
-    for d in r["descent"]["rows"]:
-        tag = f"{d['preset']} (B = {d['batch']}, N = {d['N']})"
-        cf = d["closed_form"]
-        goal = d["preset"] == "full"
-        rows.append([f"descent step, {tag}: closed form",
-                     f"{cf['step_s'] * 1e3:.2f} ms, {cf['gflops']:.0f} GFLOP/s = {d['roof_fraction']:.0%} of roof",
-                     f">= {GOALS['roof_fraction']:.0%} of roof" if goal else "",
-                     _yes(d["roof_fraction"] >= GOALS["roof_fraction"]) if goal else ""])
-        rows.append([f"descent step, {tag}: autograd / closed form", f"{d['autograd_over_closed_form']:.2f}x time "
-                     f"({d['autograd']['step_s'] * 1e3:.2f} ms)", "", ""])
-    t = r["training"]
-    tag = f"{t['image_preset']}, B = {t['batch']}, N = {t['N_tokens']}, T = {t['T']}"
-    rows.append([f"training step ({tag}): naive / project time",
-                 f"{t['speedup']:.2f}x ({t['naive']['step_s'] * 1e3:.0f} ms vs {t['project']['step_s'] * 1e3:.0f} ms)",
-                 f">= {GOALS['train_speedup']}x", _yes(t["speedup"] >= GOALS["train_speedup"])])
-    rows.append([f"training step ({tag}): naive / project temp memory",
-                 f"{t['temp_memory_ratio']:.1f}x ({_mib(t['naive']['temp_bytes'])} vs {_mib(t['project']['temp_bytes'])})",
-                 f">= {GOALS['train_memory']}x", _yes(t["temp_memory_ratio"] >= GOALS["train_memory"])])
-    if "autograd_remat" in t: rows.append([f"training step ({tag}): the other two paths", "; ".join(
-        f"{lab} {t[k]['step_s'] * 1e3:.0f} ms, temp {_mib(t[k]['temp_bytes'])}" for k, lab in
-        (("closed_form_no_remat", "closed form without remat"), ("autograd_remat", "autograd with remat"))), "", ""])
-    mt = t["memory_vs_T"]
-    rows.append(["training temp memory vs T, project path: " + ", ".join(f"T = {m['T']}" for m in mt),
-                 ", ".join(_mib(m["project_temp_bytes"]) for m in mt) + f" ({t['project_flatness']:.2f}x over the range)",
-                 f"flat (<= {GOALS['flat_in_T']}x)", _yes(t["project_flatness"] <= GOALS["flat_in_T"])])
-    if "naive_growth" in t: rows.append(["training temp memory vs T, naive path (for contrast)",
-                 ", ".join(_mib(m["naive_temp_bytes"]) for m in mt) + f" ({t['naive_growth']:.2f}x)", "", ""])
-    last = r["attention"]["rows"][-1]["N"]
-    for a in r["attention"]["rows"]:
-        goal = a["N"] == last
-        rows.append([f"descent step softmax vs taylor, N = {a['N']} (D = {a['D']}, H = {a['H']}, Y = {a['Y']}, B = 1)",
-                     f"{a['softmax']['step_s'] * 1e3:.2f} ms vs {a['taylor']['step_s'] * 1e3:.2f} ms: {a['taylor_speedup']:.2f}x",
-                     f">= {GOALS['taylor_speedup']}x" if goal else "",
-                     _yes(a["taylor_speedup"] >= GOALS["taylor_speedup"]) if goal else ""])
-    d = r["dense"]
-    rows.append([f"dense exponential recall, {d['B']} queries x {d['K']} patterns x {d['D']} bits, {d['sweeps']} async sweeps",
-                 f"{_ms(d['time_s'])}, peak {_mib(d['peak_bytes'])} (temp {_mib(d['temp_bytes'])}), "
-                 f"exact recall {d['exact_recall']:.0%}", "", ""])
-    for q in r["quality"]["rows"]:
-        rows.append([f"inpainting {q['checkpoint']} ({q.get('model') or 'model'}): masked MSE at {q['mask_ratio']:.0%} masking "
-                     f"({q['n_images']} test images)",
-                     f"model {q['model_mse']:.4f} ({q['model_psnr']:.1f} dB); biharmonic {q['biharmonic_mse']:.4f}; "
-                     f"mean fill {q['mean_fill_mse']:.4f}", "", ""])
-    if not r["quality"]["rows"]:
-        rows.append(["inpainting masked MSE at 50% masking", "no shipped checkpoint logs found", "", ""])
-    g = r.get("generation")
-    if g: rows.append([f"generation, {g['model']}: {g['new_chars']} characters up to context {g['context']}, cached / recomputed",
-                       f"{g['speedup']:.1f}x ({g['cached_chars_per_s']:.0f} vs {g['recompute_chars_per_s']:.0f} chars/s)",
-                       f">= {GOALS['generation_speedup']:.0f}x", _yes(g["speedup"] >= GOALS["generation_speedup"])])
-    if g and g.get("masked"):
-        m = g["masked"]
-        rows.append([f"generation, {m['model']}: {m['new_chars']} new characters by unmasking, {m['rounds']} rounds per "
-                     f"{m['context'] // 2}", f"{m['chars_per_s']:.0f} chars/s", "", ""])
+    on = lambda k: tag(r[k].get("machine"))
+    if "roof" in r:
+        roof = r["roof"]
+        squares = [str(x.get("n") or x["product"].split(" ")[0]) for x in roof["sizes"] if x.get("kind", "square") == "square"]
+        others = sum(x.get("kind", "square") != "square" for x in roof["sizes"])
+        best = roof.get("roof_product") or f"n = {roof['roof_n']}"
+        rows.append([f"float32 matmul roof (best of square n = {', '.join(squares)}"
+                     + (f" and {others} products shaped like the model's" if others else "") + ")",
+                     f"{roof['roof_gflops']:.0f} GFLOP/s ({best})", "", "", on("roof")])
+    if "descent" in r:
+        for d in r["descent"]["rows"]:
+            tag_ = f"{d['preset']} (B = {d['batch']}, N = {d['N']})"
+            cf = d["closed_form"]
+            goal = d["preset"] == "full"
+            rows.append([f"descent step, {tag_}: closed form",
+                         f"{cf['step_s'] * 1e3:.2f} ms, {cf['gflops']:.0f} GFLOP/s = {d['roof_fraction']:.0%} of roof",
+                         f">= {GOALS['roof_fraction']:.0%} of roof" if goal else "",
+                         _yes(d["roof_fraction"] >= GOALS["roof_fraction"]) if goal else "", on("descent")])
+            rows.append([f"descent step, {tag_}: autograd / closed form", f"{d['autograd_over_closed_form']:.2f}x time "
+                         f"({d['autograd']['step_s'] * 1e3:.2f} ms)", "", "", on("descent")])
+        if "roof" in r:
+            k = kernels(r["descent"])
+            name, g = max(k.items(), key=lambda x: x[1])
+            roof_ = r["roof"]["roof_gflops"]
+            md, mr = r["descent"].get("machine"), r["roof"].get("machine")
+            rows.append([f"no measured kernel above the roof ({len(k)} descent kernels: steps and their parts)",
+                         f"highest {name}: {g:.0f} GFLOP/s = {g / roof_:.0%} of roof", "<= roof",
+                         _yes(g <= roof_), tag(md) if (md or {}).get("date") == (mr or {}).get("date") else tag(md, mr)])
+    if "training" in r:
+        t = r["training"]
+        tag_ = f"{t['image_preset']}, B = {t['batch']}, N = {t['N_tokens']}, T = {t['T']}"
+        rows.append([f"training step ({tag_}): naive / project time",
+                     f"{t['speedup']:.2f}x ({t['naive']['step_s'] * 1e3:.0f} ms vs {t['project']['step_s'] * 1e3:.0f} ms)",
+                     f">= {GOALS['train_speedup']}x", _yes(t["speedup"] >= GOALS["train_speedup"]), on("training")])
+        rows.append([f"training step ({tag_}): naive / project temp memory",
+                     f"{t['temp_memory_ratio']:.1f}x ({_mib(t['naive']['temp_bytes'])} vs {_mib(t['project']['temp_bytes'])})",
+                     f">= {GOALS['train_memory']}x", _yes(t["temp_memory_ratio"] >= GOALS["train_memory"]), on("training")])
+        if "autograd_remat" in t: rows.append([f"training step ({tag_}): the other two paths", "; ".join(
+            f"{lab} {t[k]['step_s'] * 1e3:.0f} ms, temp {_mib(t[k]['temp_bytes'])}" for k, lab in
+            (("closed_form_no_remat", "closed form without remat"), ("autograd_remat", "autograd with remat"))), "", "",
+            on("training")])
+        mt = t["memory_vs_T"]
+        rows.append(["training temp memory vs T, project path: " + ", ".join(f"T = {m['T']}" for m in mt),
+                     ", ".join(_mib(m["project_temp_bytes"]) for m in mt) + f" ({t['project_flatness']:.2f}x over the range)",
+                     f"flat (<= {GOALS['flat_in_T']}x)", _yes(t["project_flatness"] <= GOALS["flat_in_T"]), on("training")])
+        if "naive_growth" in t: rows.append(["training temp memory vs T, naive path (for contrast)",
+                     ", ".join(_mib(m["naive_temp_bytes"]) for m in mt) + f" ({t['naive_growth']:.2f}x)", "", "", on("training")])
+    if "training_profile" in r:
+        p = r["training_profile"]
+        tag_ = f"{p['preset']}, B = {p['batch']}, T = {p['T']}"
+        sh = {k: v["share"] for k, v in p["parts"].items()}
+        rows.append([f"training step profile ({tag_})",
+                     f"{_ms(p['step_s'])} per step: descent forward {sh['descent_forward']:.0%}, backward "
+                     f"{sh['backward']:.0%}, embed/decode/loss {sh['embed_decode_loss']:.0%}, optimizer {sh['optimizer']:.0%}",
+                     "", "", on("training_profile")])
+        ps = p["per_step"]
+        rows.append([f"training step profile ({tag_}): one descent step's energy gradient, N = {p['N_tokens']}",
+                     f"attention {ps['attention_grad']['share']:.0%}, Hopfield {ps['hopfield']['share']:.0%}, "
+                     f"layer norm {ps['layer_norm']['share']:.0%} ({_ms(ps['attention_grad']['s'])}, "
+                     f"{_ms(ps['hopfield']['s'])}, {_ms(ps['layer_norm']['s'])})", "", "", on("training_profile")])
     c = r.get("training_candidates")
     if c:
         by = {x["mode"]: x for x in c["rows"]}
@@ -497,58 +660,96 @@ def table(r: dict) -> list[list[str]]:
                      "best / naive time",
                      f"{b['speedup']:.2f}x ({c['best_exact']}, temp memory {b['memory_ratio']:.1f}x less; "
                      f"best of {n_exact} exact candidates)",
-                     f">= {GOALS['train_speedup']}x", _yes(b["speedup"] >= GOALS["train_speedup"])])
+                     f">= {GOALS['train_speedup']}x", _yes(b["speedup"] >= GOALS["train_speedup"]), on("training_candidates")])
         if c["best_approximate"]:
             a_ = by[c["best_approximate"]]
             rows.append([f"training step, approximate gradient ({c['best_approximate']}): time / naive",
-                         f"{a_['speedup']:.2f}x, cosine {a_['cos_to_exact']:.3f} to the exact gradient", "", ""])
-    cq = r.get("circulant")
-    if cq:
-        d, c = cq["models"]["dense"], cq["models"]["circulant"]
-        rows.append([f"circulant Q/K projections vs dense, Fashion-MNIST inpainting, {cq['steps']} steps each ({cq['source']})",
-                     f"masked MSE {c['test_masked_mse']:.4f} vs {d['test_masked_mse']:.4f} ({cq['mse_ratio']:.2f}x); Q/K "
-                     f"parameters {c['qk_params']:,} vs {d['qk_params']:,}; FFT projection {cq['fft_over_dense']:.1f}x the "
-                     "time of the dense one", "", ""])
+                         f"{a_['speedup']:.2f}x, cosine {a_['cos_to_exact']:.3f} to the exact gradient", "", "",
+                         on("training_candidates")])
+    if "attention" in r:
+        last = r["attention"]["rows"][-1]["N"]
+        for a in r["attention"]["rows"]:
+            goal = a["N"] == last
+            rows.append([f"descent step softmax vs taylor, N = {a['N']} (D = {a['D']}, H = {a['H']}, Y = {a['Y']}, B = 1)",
+                         f"{a['softmax']['step_s'] * 1e3:.2f} ms vs {a['taylor']['step_s'] * 1e3:.2f} ms: "
+                         f"{a['taylor_speedup']:.2f}x",
+                         f">= {GOALS['taylor_speedup']}x" if goal else "",
+                         _yes(a["taylor_speedup"] >= GOALS["taylor_speedup"]) if goal else "", on("attention")])
+    if "dense" in r:
+        d = r["dense"]
+        rows.append([f"dense exponential recall, {d['B']} queries x {d['K']} patterns x {d['D']} bits, "
+                     f"{d['sweeps']} async sweeps",
+                     f"{_ms(d['time_s'])}, peak {_mib(d['peak_bytes'])} (temp {_mib(d['temp_bytes'])}), "
+                     f"exact recall {d['exact_recall']:.0%}", "", "", on("dense")])
+    if "quality" in r:
+        for q in r["quality"]["rows"]:
+            rows.append([f"inpainting {q['checkpoint']} ({q.get('model') or 'model'}): masked MSE at {q['mask_ratio']:.0%} "
+                         f"masking ({q['n_images']} test images)",
+                         f"model {q['model_mse']:.4f} ({q['model_psnr']:.1f} dB); biharmonic {q['biharmonic_mse']:.4f}; "
+                         f"mean fill {q['mean_fill_mse']:.4f}", "", "",
+                         on("quality") if q["source"].startswith("recomputed")
+                         else "not timed: the training log's final evaluation"])
+        if not r["quality"]["rows"]:
+            rows.append(["inpainting masked MSE at 50% masking", "no shipped checkpoint logs found", "", "", on("quality")])
+    g = r.get("generation")
+    if g: rows.append([f"generation, {g['model']}: {g['new_chars']} characters up to context {g['context']}, cached / recomputed",
+                       f"{g['speedup']:.1f}x ({g['cached_chars_per_s']:.0f} vs {g['recompute_chars_per_s']:.0f} chars/s)",
+                       f">= {GOALS['generation_speedup']:.0f}x", _yes(g["speedup"] >= GOALS["generation_speedup"]),
+                       on("generation")])
+    if g and g.get("masked"):
+        m = g["masked"]
+        rows.append([f"generation, {m['model']}: {m['new_chars']} new characters by unmasking, {m['rounds']} rounds per "
+                     f"{m['context'] // 2}", f"{m['chars_per_s']:.0f} chars/s", "", "", on("generation")])
     for task, q in r.get("time_to_quality", {}).items():
-        what = "inpainting, masked MSE" if task == "image" else "language, test bits per character"
-        et, tf = q["models"]["ET"], q["models"]["matched transformer"]
-        rows.append([f"time to quality, {what} after {q['seconds_each']:.0f} s of training each ({q['source']})",
-                     f"ET {et['value']:.4g} ({et['steps']} steps, {et['n_params']:,} parameters) vs matched transformer "
-                     f"{tf['value']:.4g} ({tf['steps']} steps, {tf['n_params']:,} parameters)", "", ""])
+        for e in ttq_summary(q):
+            if e["best"] is None: continue
+            per = "one core" if e["cores_used"] == [1] else "/".join(map(str, e["cores_used"])) + " cores"
+            b, tf = e["best"], e["transformer"]
+            value = (f"ET {b['method']} {_value(q['metric'], b['valid'])}"
+                     + (f" (best of {e['n_et']} ET methods)" if e["n_et"] > 1 else "")
+                     + (f" vs matched transformer {_value(q['metric'], tf['valid'])} ({e['compare']})" if tf
+                        else "; no matched transformer at this budget"))
+            rows.append([f"time to quality, {task}, {METRIC.get(q['metric'], q['metric'])} after {e['seconds']:.0f} CPU s "
+                         f"each ({per} per run)", value, "", "", tag(*e["machines"])])
+    tm = r.get("training_methods")
+    if tm:
+        for x in tm["rows"]:
+            rates = " / ".join(f"{v:.3g}" for v in x.get("steps_per_cpu_s") or [])
+            cos = "".join(f"; gradient cosine to the exact one {c_['initial']:.2f} at the start, {c_['trained']:.2f} trained"
+                          for c_ in (x.get("grad_cosine") or {}).values())
+            rows.append([f"training method, image, {tm['seconds']:.0f} CPU s: {x['method']}"
+                         + (" (best ET)" if x["method"] == tm["best"] else ""),
+                         f"{METRIC.get(tm['metric'], tm['metric'])} {_value(tm['metric'], x['valid'])} (test "
+                         f"{_value(tm['metric'], x['test'])}), {x['steps']} steps at {rates} steps per CPU s{cos}",
+                         "", "", tag(x["machine"])])
     return rows
+
+
+def kernels(descent: dict) -> dict[str, float]:
+    "GFLOP/s of every kernel the descent section measured: each preset's closed-form and autograd step, and the parts."
+    k = {}
+    for d in descent["rows"]:
+        for kind in ("closed_form", "autograd"): k[f"{d['preset']} {kind.replace('_', ' ')} step"] = d[kind]["gflops"]
+    b = descent.get("breakdown", {})
+    for name, v in b.items():
+        if isinstance(v, dict) and "gflops" in v: k[f"{b['preset']} {name.replace('_', ' ')}"] = v["gflops"]
+    return k
 
 
 def markdown(r: dict) -> str:
     m = r["machine"]
-    head = (f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, {m['platform']}), jax {m['jax']}; "
-            f"load average {m['load_start']} at the start, {m['load_end']} at the end"
-            f"{' (quick settings)' if r['quick'] else ''}. Medians of several repeats after a warm-up.\n\n")
-    for u in r.get("updates", []):  # sections refreshed later with --only
-        if set(u["sections"]) <= UNTIMED.keys():
-            head += (f"Updated {u['date']} ({', '.join(u['sections'])}): nothing timed, read from "
-                     f"{' and '.join(UNTIMED[k] for k in u['sections'])}.\n\n")
-            continue
-        head += (f"Re-measured {u['date']} ({', '.join(u['sections'])}): load average {u['load_start']} at the start, "
-                 f"{u['load_end']} at the end; those rows replace the first run's.\n\n")
+    head = (f"Written {m['date']} with jax {m['jax']} ({m['platform']}){' on quick settings' if r['quick'] else ''}. "
+            "Each row names the machine it was measured on, with the load average at the start and the end of its "
+            "section; timings are medians of several repeats after a warm-up (the roof: the best repeat), and a ratio "
+            "compares two figures measured side by side.\n\n")
     return head + table_markdown(r) + "\n"
 
 
 def table_markdown(r: dict) -> str:
     "The Markdown table of the measures (bench.md's and the site's benchmarks page's)."
-    lines = ["| measure | value | goal | met? |", "|---|---|---|---|"]
+    lines = ["| measure | value | goal | met? | measured on |", "|---|---|---|---|---|"]
     lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in table(r)]
     return "\n".join(lines)
-
-
-def machine() -> dict:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"): cpu = line.split(":", 1)[1].strip(); break
-    except OSError: pass
-    return dict(date=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), cpu=cpu, cores=os.cpu_count(),
-                platform=f"{platform.system()} {platform.machine()}", python=platform.python_version(), jax=jax.__version__,
-                devices=[str(d) for d in jax.devices()], load_start=load())
 
 
 def _finite(x, path="") -> list[str]:
@@ -559,11 +760,48 @@ def _finite(x, path="") -> list[str]:
     return []
 
 
-SECTIONS = ("roof", "descent", "training", "training_candidates", "attention", "dense", "quality", "generation",
-            "time_to_quality", "circulant")
-UNTIMED = {"quality": "the shipped training logs", "time_to_quality": "the files `benchmarks/time_to_quality.py` writes",
-           "training_candidates": "the file `benchmarks/variants.py` writes",
-           "circulant": "the file `benchmarks/circulant.py` writes"}  # nothing timed here: read from these
+SECTIONS = ("roof", "descent", "training", "training_profile", "training_candidates", "attention", "dense", "quality",
+            "generation", "time_to_quality", "training_methods")
+UNTIMED = {"training_candidates": "the file `benchmarks/variants.py` writes (with its run's machine)",
+           "time_to_quality": "the files `benchmarks/training_methods.py` writes (each with its run's machine)",
+           "training_methods": "the files `benchmarks/training_methods.py` writes (each with its run's machine)"}
+TTQ_DIR = ROOT / "benchmarks" / "results" / "ttq"
+
+
+def has_stamp(name: str, sec) -> bool:
+    "Whether a section carries machine stamps: its own, or for the time-to-quality sections, one per row."
+    if not isinstance(sec, dict): return False
+    if name == "time_to_quality":
+        return all("rows" in t and all(x.get("machine") for x in t["rows"]) for t in sec.values())
+    if name == "training_methods": return all(x.get("machine") for x in sec.get("rows", []))
+    return bool(sec.get("machine"))
+
+
+def upgrade(r: dict) -> dict:
+    """A bench.json in today's form. One written before every section carried its own machine stamp kept the stamps of
+    its runs at the top (`machine`: the full run; `updates`: each `--only` refresh with its sections): each measured
+    section gets the stamp of the run that measured it last. Sections read from files without a stamp (old result
+    files) and those no longer reported are dropped."""
+    if "updates" not in r and "circulant" not in r and all(has_stamp(k, r[k]) for k in SECTIONS if k in r):
+        return r
+    r = dict(r)
+    ups = r.pop("updates", [])
+    for k in SECTIONS:
+        if k in r and k not in UNTIMED and isinstance(r[k], dict) and not r[k].get("machine"):
+            m = next((u for u in reversed(ups) if k in u["sections"]), r["machine"])
+            r[k] = dict(r[k], machine={x: m[x] for x in STAMP if x in m} | dict(load_end=m.get("load_end", m["load_start"])))
+    for k in [k for k in r if k in SECTIONS and not has_stamp(k, r[k])] + ["circulant"]: r.pop(k, None)
+    return r
+
+
+def merge(r: dict, old: dict) -> dict:
+    """The sections of a partial run `r` (`--only`) in place of theirs in an earlier run's bench.json `old`: whole
+    sections, each keeping its own machine stamp; `old`'s sections without a stamp are dropped (`upgrade`). Nothing of
+    `old` is kept when one is a quick run and the other not."""
+    old = upgrade(old)
+    if old.get("quick") != r["quick"]: return r
+    return {**{k: v for k, v in r.items() if k not in SECTIONS},
+            **{k: r[k] if k in r else old[k] for k in SECTIONS if k in r or k in old}}
 
 
 def main(argv=None):
@@ -572,7 +810,7 @@ def main(argv=None):
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="folder for bench.json and bench.md")
     p.add_argument("--recompute-quality", action="store_true", help="re-evaluate the shipped checkpoints")
     p.add_argument("--only", nargs="*", choices=SECTIONS,
-                   help="run only these sections; they replace their part of an earlier full run's bench.json in --out")
+                   help="run only these sections; they replace theirs in an earlier run's bench.json in --out")
     a = p.parse_args(argv)
     s = QUICK if a.quick else FULL
     if a.quick: MIN_TIME[0] = 0.005
@@ -581,51 +819,56 @@ def main(argv=None):
     t_start = time.perf_counter()
     log = lambda msg: print(f"[{time.perf_counter() - t_start:7.1f} s, load {load():5.2f}] {msg}", flush=True)
     if "roof" in only or "descent" in only:
-        log("roof"); r["roof"] = bench_roof(s)
-        log(f"  {r['roof']['roof_gflops']:.0f} GFLOP/s")
+        log("roof"); r["roof"] = stamped(bench_roof, s)
+        for x in r["roof"]["sizes"]: log(f"  {x['product']:58s} {x['gflops']:7.1f} GFLOP/s (median {x['gflops_median']:.1f})")
     if "descent" in only:
-        log("descent"); r["descent"] = bench_descent(s, r["roof"]["roof_gflops"])
+        log("descent"); r["descent"] = stamped(bench_descent, s, r["roof"]["roof_gflops"])
         for d in r["descent"]["rows"]:
             log(f"  {d['preset']}: {d['closed_form']['gflops']:.0f} GFLOP/s ({d['roof_fraction']:.0%}), "
                 f"autograd {d['autograd_over_closed_form']:.2f}x")
         for k, v in r["descent"]["breakdown"].items():
-            if isinstance(v, dict): log(f"    {k:16s} {v['s'] * 1e3:8.3f} ms {v['gflops']:7.1f} GFLOP/s")
+            if isinstance(v, dict) and "s" in v: log(f"    {k:16s} {v['s'] * 1e3:8.3f} ms {v['gflops']:7.1f} GFLOP/s")
     if "training" in only:
-        log("training"); r["training"] = bench_training(s)
+        log("training"); r["training"] = stamped(bench_training, s)
         t = r["training"]
         log(f"  speedup {t['speedup']:.2f}x, memory {t['temp_memory_ratio']:.1f}x, flat {t['project_flatness']:.2f}x")
+    if "training_profile" in only:
+        log("training profile"); r["training_profile"] = stamped(bench_training_profile, s)
+        p_ = r["training_profile"]
+        log(f"  step {p_['step_s'] * 1e3:.1f} ms: " + ", ".join(f"{k} {v['s'] * 1e3:.2f} ms ({v['share']:.0%})"
+                                                             for k, v in p_["parts"].items()))
+        log("  per descent step: " + ", ".join(f"{k} {v['share']:.0%}" for k, v in p_["per_step"].items()))
     if "training_candidates" in only:
-        r["training_candidates"] = bench_training_candidates(ROOT / "benchmarks" / "results")
+        c = bench_training_candidates(ROOT / "benchmarks" / "results")
+        if c: r["training_candidates"] = c
+        else: log("variants.json missing or without a machine stamp: training_candidates left out")
     if "attention" in only:
-        log("attention"); r["attention"] = bench_attention(s)
+        log("attention"); r["attention"] = stamped(bench_attention, s)
         for a_ in r["attention"]["rows"]: log(f"  N = {a_['N']}: taylor {a_['taylor_speedup']:.2f}x")
     if "dense" in only:
-        log("dense"); r["dense"] = bench_dense(s)
+        log("dense"); r["dense"] = stamped(bench_dense, s)
         log(f"  {r['dense']['time_s'] * 1e3:.0f} ms, peak {_mib(r['dense']['peak_bytes'])}")
     if "quality" in only:
-        log("quality"); r["quality"] = bench_quality(s, a.recompute_quality, a.quick)
+        log("quality"); r["quality"] = stamped(bench_quality, s, a.recompute_quality, a.quick)
     if "generation" in only:
-        log("generation"); r["generation"] = bench_generation(a.quick)
+        log("generation"); r["generation"] = stamped(bench_generation, a.quick)
         log(f"  cached / recomputed: {r['generation']['speedup']:.1f}x")
     if "time_to_quality" in only:
-        r["time_to_quality"] = bench_time_to_quality(ROOT / "benchmarks" / "results")
-    if "circulant" in only:
-        r["circulant"] = bench_circulant(ROOT / "benchmarks" / "results")
+        q = bench_time_to_quality(TTQ_DIR)
+        if q: r["time_to_quality"] = q
+        log(f"time to quality: {sum(len(t['rows']) for t in q.values())} runs in {TTQ_DIR}")
+    if "training_methods" in only:
+        tm = bench_training_methods(TTQ_DIR)
+        if tm: r["training_methods"] = tm
     r["machine"]["load_end"] = load()
     r["wall_s"] = time.perf_counter() - t_start
-    bad = _finite(r)
-    if bad: print(f"warning: non-finite values at {bad}", file=sys.stderr)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     prev = out / "bench.json"
-    if only != set(SECTIONS) and prev.is_file():  # refresh these sections of an earlier full run
-        old = json.loads(prev.read_text())
-        if old.get("quick") == a.quick and all(k in old or k in only for k in SECTIONS):
-            updated = {k: r[k] for k in SECTIONS if k in r and k in only}
-            old.update(updated)
-            old.setdefault("updates", []).append(dict(sections=sorted(updated), **r["machine"]))
-            r, only = old, set(SECTIONS)
+    if only != set(SECTIONS) and prev.is_file(): r = merge(r, json.loads(prev.read_text()))
+    bad = _finite(r)
+    if bad: print(f"warning: non-finite values at {bad}", file=sys.stderr)
     (out / "bench.json").write_text(json.dumps(r, indent=1, default=float) + "\n")
-    md = markdown(r) if only == set(SECTIONS) else "partial run (--only): see bench.json\n"
+    md = markdown(r)
     (out / "bench.md").write_text(md)
     print(md)
     log(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")

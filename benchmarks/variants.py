@@ -25,7 +25,8 @@ trainable arrays, differing only in how the T descent steps are computed and che
   (x0 + stop_gradient(x_{T-k} - x0)), the last k steps are differentiated exactly. Its gradient is compared with
   the exact one (`cos_to_exact`).
 
-Prints a table of median time per gradient and XLA temporary memory, and writes variants.json to --out. (XLA's own
+Prints a table of median time per gradient and XLA temporary memory, and writes variants.json to --out (the rows
+and the machine they were measured on). (XLA's own
 FLOP count is not reported: it counts the body of a scanned loop once, not T times, so it does not compare paths.)
 """
 from __future__ import annotations
@@ -45,8 +46,9 @@ import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from equal_time import machine  # noqa: E402
 from jax import lax  # noqa: E402
-from run import MIN_TIME, load, memory, timeit  # noqa: E402
+from run import MIN_TIME, STAMP, load, memory, timeit  # noqa: E402
 
 from energy_transformer.core import _allowed, _masked_lse_softmax, descend  # noqa: E402
 from energy_transformer.evaluate import masked_mse  # noqa: E402
@@ -191,6 +193,7 @@ def main(argv=None):
     preset, B, Ts = ("tiny", 4, [2]) if a.quick else ("fashion_mnist", 64, [12])
     B = a.batch or B; Ts = a.T or Ts
     if a.quick: MIN_TIME[0] = 0.005
+    stamp = machine()
     rows = []
     for T in Ts:
         mc = getattr(ImageETConfig, preset)(T=T)
@@ -213,7 +216,9 @@ def main(argv=None):
             print(f"T={T:3d} {mode:24s} {t['median_s'] * 1e3:9.1f} ms  temp {m['temp_bytes'] / 2**20:8.1f} MiB  "
                   f"cos {cos if cos is None else round(cos, 4)}  (load {load()})", flush=True)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-    (out / ("variants_quick.json" if a.quick else "variants.json")).write_text(json.dumps(rows, indent=1) + "\n")
+    stamp = {k: stamp[k] for k in STAMP if k in stamp} | dict(load_end=load())  # the machine this run measured on
+    (out / ("variants_quick.json" if a.quick else "variants.json")).write_text(
+        json.dumps(dict(machine=stamp, rows=rows), indent=1) + "\n")
 
 
 if __name__ == "__main__":
