@@ -1,5 +1,5 @@
 """The benchmark script runs end to end on tiny settings and writes complete results, every section with the machine
-it ran on (timing assertions only where they hold by construction: the roof and the profile's split)."""
+it ran on (nothing about how fast anything is: speed is what the benchmark reports, not what a test asserts)."""
 import importlib.util
 import json
 import math
@@ -60,14 +60,10 @@ def test_quick_benchmark_end_to_end(tmp_path):
     assert {x["kind"] for x in roof["sizes"]} == {"square", "projection", "hopfield"}
     assert roof["roof_gflops"] == max(x["gflops"] for x in roof["sizes"])
     assert all(x["gflops"] >= x["gflops_median"] for x in roof["sizes"])  # best repeat vs median repeat
-    for d in r["descent"]["rows"]:
-        assert d["closed_form"]["gflops"] <= roof["roof_gflops"] and d["autograd"]["gflops"] <= roof["roof_gflops"]
-    # the training-step profile: four positive parts that add up to the whole step, per-step shares that add up to 1
+    # the training-step profile: four parts (differences of timings: no timing is asserted), per-step shares adding to 1
     p_ = r["training_profile"]
-    parts = [v["s"] for v in p_["parts"].values()]
-    assert len(parts) == 4 and all(x > 0 for x in parts), p_["parts"]
-    assert abs(sum(parts) - p_["step_s"]) <= 0.25 * p_["step_s"]
-    assert p_["times_s"]["loss_T0"] < p_["times_s"]["loss"] < p_["times_s"]["value_and_grad"] < p_["step_s"]
+    assert len(p_["parts"]) == 4 and all(math.isfinite(v["s"]) for v in p_["parts"].values()), p_["parts"]
+    assert set(p_["times_s"]) >= {"loss_T0", "loss", "value_and_grad"} and p_["step_s"] > 0
     assert set(p_["per_step"]) == {"attention_grad", "hopfield", "layer_norm"}
     assert all(v["s"] > 0 for v in p_["per_step"].values())
     assert abs(sum(v["share"] for v in p_["per_step"].values()) - 1) < 1e-9
