@@ -33,15 +33,25 @@ ROOT = Path(__file__).resolve().parents[1]
 for _p in (str(ROOT), str(ROOT / "benchmarks")):
     if _p not in sys.path: sys.path.insert(0, _p)
 
+import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from equal_time import load, machine  # noqa: E402
 
+from energy_transformer.checkpoint import load_checkpoint  # noqa: E402
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend  # noqa: E402
+from energy_transformer.data import load_images  # noqa: E402
+from energy_transformer.dense import ExponentialMemory, recall_batch  # noqa: E402
+from energy_transformer.evaluate import baselines, eval_set, evaluate  # noqa: E402
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
+from energy_transformer.image_training import compiled_train_step, masked_image_loss, preset  # noqa: E402
 from energy_transformer.language import CausalET, LMConfig  # noqa: E402
 from energy_transformer.language_training import generation_speed, masked_generation_speed  # noqa: E402
+from energy_transformer.patches import keep_count, mask_count  # noqa: E402
+from energy_transformer.patterns import flip_bits, random_patterns  # noqa: E402
 from energy_transformer.pretrained import load_pretrained  # noqa: E402
 from energy_transformer.text import CharVocab  # noqa: E402
+from energy_transformer.train import make_optimizer, make_train_step, trainable  # noqa: E402
 
 # --------------------------------------------------------------------------------------------- settings
 FULL = dict(
@@ -292,8 +302,6 @@ def bench_descent(s: dict, roof: float) -> dict:
 # ------------------------------------------------------------------------------------- 3. training step
 def _train_step_parts(image_preset: str, batch: int, T: int, autograd: bool, remat: bool):
     "A compiled training step of the image model (the library's), its arguments, compile seconds and config."
-    from energy_transformer.image import ImageETConfig
-    from energy_transformer.image_training import compiled_train_step
     mc = getattr(ImageETConfig, image_preset)(T=T)
     return (*compiled_train_step(mc, batch, autograd=autograd, remat=remat), mc)
 
@@ -338,12 +346,7 @@ def bench_training_profile(s: dict) -> dict:
     energy gradient in parts (attention, Hopfield, layer norm), timed alone at this configuration (`bench_breakdown`).
     The four programs' repeats are taken in turn (`timeit_interleaved`), so that their differences hold under a
     changing load."""
-    import equinox as eqx
 
-    from energy_transformer.image import ImageEnergyTransformer
-    from energy_transformer.image_training import masked_image_loss, preset
-    from energy_transformer.patches import keep_count, mask_count
-    from energy_transformer.train import make_optimizer, make_train_step, trainable
     mc, task, tc = preset(s["profile_preset"])
     B, reps = tc.batch_size, s["profile_repeats"]
     model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
@@ -398,8 +401,6 @@ def bench_attention(s: dict) -> dict:
 # -------------------------------------------------------------------------------------- 5. dense recall
 def bench_dense(s: dict) -> dict:
     "Batched asynchronous recall of an exponential dense associative memory: time and XLA memory."
-    from energy_transformer.dense import ExponentialMemory, recall_batch
-    from energy_transformer.patterns import flip_bits, random_patterns
     d = s["dense"]
     Xi = random_patterns(jax.random.PRNGKey(40), d["K"], d["D"])
     mem = ExponentialMemory(Xi, beta=d["beta"])
@@ -434,7 +435,6 @@ def _shipped_logs() -> dict:
 
 
 def _recompute(model, test_x, n: int, ratio: float, seed: int = 1) -> dict:
-    from energy_transformer.evaluate import baselines, eval_set, evaluate
     fx, fmask = eval_set(test_x, model.patcher.N, n, ratio, seed=seed)
     return dict(n_images=len(fx), mask_ratio=ratio, model=evaluate(model, fx, fmask), **baselines(fx, fmask, model.patcher))
 
@@ -443,9 +443,6 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
     """Masked-patch MSE at 50% masking: read from the shipped training logs, or recomputed on the shipped
     checkpoints (same fixed test masks as the log's final evaluation). With no shipped checkpoint and `--quick`,
     an untrained tiny model is evaluated instead, to exercise the code path."""
-    from energy_transformer.checkpoint import load_checkpoint
-    from energy_transformer.data import load_images
-    from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
     logs = _shipped_logs()
     rows = []
     for name, log in logs.items():
