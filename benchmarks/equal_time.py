@@ -1,5 +1,5 @@
-"""Training for a CPU-time budget: the shared recipe of the equal-time comparisons (training_methods, jfb_quality,
-image_recipe, circulant)."""
+"""Training for a CPU-time budget: the shared recipe of the equal-time comparisons (training_methods, image_recipe,
+circulant)."""
 from __future__ import annotations
 
 import datetime as _dt

@@ -464,7 +464,8 @@ def bench_quality(s: dict, recompute: bool, quick: bool) -> dict:
 
 # ------------------------------------------------------------------------------------- time to quality
 TRANSFORMERS = ("matched transformer", "tied transformer")  # the baselines of `training_methods.py`; others are ETs
-TTQ_KEYS = ("method", "seconds", "description", "n_params", "steps", "train_cpu_s", "valid", "test", "curve", "machine")
+TTQ_KEYS = ("method", "seconds", "description", "n_params", "steps", "steps_per_cpu_s", "train_cpu_s", "valid", "test", "curve",
+            "machine")
 
 
 def bench_time_to_quality(folder: Path) -> dict:
@@ -497,7 +498,7 @@ def bench_training_methods(folder: Path) -> dict | None:
             if r.get("task") == "image" and "machine" in r]
     if not runs: return None
     seconds = min(r["seconds"] for r in runs)
-    keys = TTQ_KEYS + ("steps_per_cpu_s", "grad_cosine", "phases", "baselines")
+    keys = TTQ_KEYS + ("grad_cosine", "phases", "baselines")
     rows = sorted(({k: r.get(k) for k in keys} for r in runs if r["seconds"] == seconds), key=lambda x: x["method"])
     best = _best(rows, runs[0]["lower_is_better"])
     return dict(task="image", metric=runs[0]["metric"], lower_is_better=runs[0]["lower_is_better"], seconds=seconds,
