@@ -7,6 +7,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/language.html.md""
 # %% ../nbs/05_language.ipynb #9e04b3c1
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
@@ -24,9 +25,9 @@ from .heads import Readout
 from .text import CharVocab
 
 # %% auto #0
-__all__ = ['prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET', 'CausalTransformer',
-           'AbstractMaskedLM', 'MaskedET', 'MaskedTransformer', 'matched_transformer', 'ar_loss', 'mask_for_training',
-           'mlm_loss', 'DescentCache', 'extend', 'prefill', 'next_logits', 'sample_char', 'generate', 'fill',
+__all__ = ['extend', 'prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET',
+           'CausalTransformer', 'AbstractMaskedLM', 'MaskedET', 'MaskedTransformer', 'matched_transformer', 'ar_loss',
+           'mask_for_training', 'mlm_loss', 'DescentCache', 'prefill', 'next_logits', 'sample_char', 'generate', 'fill',
            'generate_masked']
 
 # %% ../nbs/05_language.ipynb #90128eb4
@@ -314,8 +315,7 @@ class DescentCache(eqx.Module):
                    z((c.T, c.et.H) + ((c.et.Y, c.et.Y) if tay else (0, 0))), jnp.zeros((), jnp.int32))
 
 # %% ../nbs/05_language.ipynb #7ce1b2e8
-@eqx.filter_jit
-def extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple[DescentCache, Float[Array, "V"]]:
+def _extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple[DescentCache, Float[Array, "V"]]:
     "Descend one new token at position cache.n against the cached prefix; returns the new cache and its next-char logits"
     c, et, b, p = model.config, model.et, model.et.beta, cache.n
     own = 0 if c.et.exclude_self else 1  # does a token attend to itself?
@@ -341,6 +341,14 @@ def extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple
         return x - model.alpha * grad, cache
     x, cache = lax.fori_loop(0, c.T, body, (model.embed(token[None], p)[0], cache))
     return eqx.tree_at(lambda m: m.n, cache, p + 1), model.readout(x)
+
+extend = eqx.filter_jit(_extend)
+
+
+@functools.lru_cache(maxsize=8)
+def _extend_step(static):
+    "`extend` compiled for the models whose non-array part is `static`, called with their arrays (less dispatch per token)"
+    return jax.jit(lambda arrays, cache, token: _extend(eqx.combine(arrays, static), cache, token))
 
 @eqx.filter_jit
 def prefill(model: CausalET, ids: Int[Array, "n"]) -> tuple[DescentCache, Float[Array, "n V"]]:
@@ -397,6 +405,8 @@ def generate(model: AbstractCharLM, # an autoregressive model
     N, rng, vocab = model.config.N, np.random.default_rng(check_int("generate", "seed", seed, 0)), model.vocab
     ids = list(vocab.encode(prompt)[-N:])
     use_cache = cache and isinstance(model, CausalET)
+    arrays, static = eqx.partition(model, eqx.is_array)
+    step = _extend_step(static) if use_cache else None
     out = []
     def restart():
         if not use_cache: return None, None
@@ -404,15 +414,15 @@ def generate(model: AbstractCharLM, # an autoregressive model
         return state, logits[-1]
     state, logits = restart()
     for _ in range(length):
-        n = jnp.asarray(len(ids))  # traced: one compilation for every prompt length
-        last = logits if use_cache else next_logits(model, jnp.asarray(ids + [0] * (N - len(ids)), jnp.int32), n)
+        last = logits if use_cache else next_logits(model, jnp.asarray(ids + [0] * (N - len(ids)), jnp.int32),
+                                                    jnp.asarray(len(ids)))  # traced n: one compilation for every prompt length
         nxt = sample_char(np.asarray(last), rng, temperature, top_k)
         out.append(vocab.chars[nxt])
         if on_char is not None: on_char(out[-1])
         ids.append(nxt)
         if len(ids) > N:
             ids = ids[-(N // 2):]; state, logits = restart()
-        elif use_cache: state, logits = extend(model, state, jnp.asarray(nxt, jnp.int32))
+        elif use_cache: state, logits = step(arrays, state, jnp.asarray(nxt, jnp.int32))
     return "".join(out)
 
 # %% ../nbs/05_language.ipynb #cf45ab34
