@@ -587,7 +587,7 @@ def ttq_summary(q: dict) -> list[dict]:
 
 def table(r: dict) -> list[list[str]]:
     "Rows (measure, value, goal, met?, measured on) of the Markdown table; sections missing from `r` are skipped."
-    r = upgrade(r)
+    r = stamped_only(r)
     rows = []
     on = lambda k: tag(r[k].get("machine"))
     if "roof" in r:
@@ -775,28 +775,17 @@ def has_stamp(name: str, sec) -> bool:
     return bool(sec.get("machine"))
 
 
-def upgrade(r: dict) -> dict:
-    """A bench.json in today's form. One written before every section carried its own machine stamp kept the stamps of
-    its runs at the top (`machine`: the full run; `updates`: each `--only` refresh with its sections): each measured
-    section gets the stamp of the run that measured it last. Sections read from files without a stamp (old result
-    files) and those no longer reported are dropped."""
-    if "updates" not in r and "circulant" not in r and all(has_stamp(k, r[k]) for k in SECTIONS if k in r):
-        return r
-    r = dict(r)
-    ups = r.pop("updates", [])
-    for k in SECTIONS:
-        if k in r and k not in UNTIMED and isinstance(r[k], dict) and not r[k].get("machine"):
-            m = next((u for u in reversed(ups) if k in u["sections"]), r["machine"])
-            r[k] = dict(r[k], machine={x: m[x] for x in STAMP if x in m} | dict(load_end=m.get("load_end", m["load_start"])))
-    for k in [k for k in r if k in SECTIONS and not has_stamp(k, r[k])] + ["circulant"]: r.pop(k, None)
-    return r
+def stamped_only(r: dict) -> dict:
+    """`r` without the sections that carry no machine stamp (a bench.json from before every section was stamped, or a
+    result file without one) and without the keys no longer reported: old rows are dropped, not mixed with new ones."""
+    return {k: v for k, v in r.items() if k not in ("updates", "circulant") and (k not in SECTIONS or has_stamp(k, v))}
 
 
 def merge(r: dict, old: dict) -> dict:
     """The sections of a partial run `r` (`--only`) in place of theirs in an earlier run's bench.json `old`: whole
-    sections, each keeping its own machine stamp; `old`'s sections without a stamp are dropped (`upgrade`). Nothing of
+    sections, each keeping its own machine stamp; `old`'s sections without a stamp are dropped (`stamped_only`). Nothing of
     `old` is kept when one is a quick run and the other not."""
-    old = upgrade(old)
+    old = stamped_only(old)
     if old.get("quick") != r["quick"]: return r
     return {**{k: v for k, v in r.items() if k not in SECTIONS},
             **{k: r[k] if k in r else old[k] for k in SECTIONS if k in r or k in old}}

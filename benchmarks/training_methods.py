@@ -48,9 +48,9 @@ from energy_transformer.data import load_images  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
 from energy_transformer.image_training import masked_image_loss, preset, train_inpainting  # noqa: E402
-from energy_transformer.language_training import fit_language_model, lm_evaluator, lm_preset  # noqa: E402
+from energy_transformer.language_training import fit_language_model, kjv_alphabet, lm_evaluator, lm_preset  # noqa: E402
 from energy_transformer.patches import keep_count, mask_count  # noqa: E402
-from energy_transformer.text import CharVocab, kjv_splits  # noqa: E402
+from energy_transformer.text import kjv_splits  # noqa: E402
 from energy_transformer.train import TrainConfig, trainable  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "ttq"
@@ -128,8 +128,7 @@ def run_image(method: str, seconds: float) -> dict:
 # ---------------------------------------------------------------------------------------------- language
 def run_language(method: str, seconds: float, chars: int = 60_000) -> dict:
     splits = kjv_splits()
-    alphabet = CharVocab.from_text("".join(splits.values())).chars
-    cls, mc, tc = lm_preset("kjv_ar_transformer" if method == "matched transformer" else "kjv_ar", alphabet)
+    cls, mc, tc = lm_preset("kjv_ar_transformer" if method == "matched transformer" else "kjv_ar", kjv_alphabet())
     methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": "ET, T = 2, alpha x 2",
                "matched transformer": "1 transformer block, the same parameter count"}
     if method == "T=2": mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)

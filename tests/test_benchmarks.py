@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("roof", "descent", "training", "training_profile", "attention", "dense", "quality", "generation")  # timed
 
@@ -92,9 +90,7 @@ def test_bench_md_is_the_shipped_bench_json():
     "bench.md is what run.py renders from bench.json (the site's benchmarks page renders its table from bench.json)"
     run = _run_module()
     r = json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text())
-    if run.upgrade(r) is not r:
-        pytest.skip("the shipped bench.json predates per-section machine stamps (bench.md renders the old table): "
-                    "`make bench` writes both anew")
+    assert run.stamped_only(r) == r  # every section carries its machine
     md = run.markdown(r)
     assert (ROOT / "benchmarks" / "results" / "bench.md").read_text() == md
     for key in ("training", "training_profile", "generation"): assert key in r, key
@@ -102,10 +98,9 @@ def test_bench_md_is_the_shipped_bench_json():
 
 
 def test_shipped_bench_json_renders_with_machines():
-    """The shipped bench.json, old form or new, renders a table whose rows all name their machine: an old file's
-    measured sections take the stamps of the runs that measured them, its sections read from unstamped files go."""
+    """The shipped bench.json renders a table whose rows all name their machine"""
     run = _run_module()
-    r = run.upgrade(json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text()))
+    r = json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text())
     assert "updates" not in r and "circulant" not in r
     for k in run.SECTIONS:
         if k in r: assert run.has_stamp(k, r[k]), k
