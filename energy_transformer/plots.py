@@ -1,4 +1,4 @@
-"""The figures of the tutorials that are worth a function: energies along a descent and time per step against N.
+"""The figures of the tutorials that are worth a function: energies along a descent, time per step against N, tables.
 
 Docs: https://energy-transformer.github.io/energy_transformer/plots.html.md"""
 
@@ -7,11 +7,13 @@ Docs: https://energy-transformer.github.io/energy_transformer/plots.html.md"""
 # %% ../nbs/19_plots.ipynb #0c3618cb
 from __future__ import annotations
 
+import sys
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 # %% auto #0
-__all__ = ['plot_energy_terms', 'plot_step_times']
+__all__ = ['plot_energy_terms', 'plot_step_times', 'show_markdown']
 
 # %% ../nbs/19_plots.ipynb #6d606262
 def plot_energy_terms(trajs: dict, # label -> Trajectory
@@ -40,3 +42,12 @@ def plot_step_times(Ns, # token counts
     ax.set_xticks(Ns, [str(int(n)) for n in Ns]); ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.set_xlabel("tokens N"); ax.set_ylabel("ms per descent step"); ax.legend(fontsize=8)
     return ax
+
+# %% ../nbs/19_plots.ipynb #2122f5b4
+def show_markdown(text: str, # Markdown, e.g. a table: a header row, a `|---|` rule, one line per row
+                 ) -> None:
+    "Display `text` as rendered Markdown in a notebook (Jupyter, or any IPython shell but the terminal's); print it elsewhere"
+    ipython = sys.modules.get("IPython")  # loaded by every notebook kernel; never imported here
+    shell = ipython.get_ipython() if ipython else None
+    if shell is None or type(shell).__name__ == "TerminalInteractiveShell": print(text)
+    else: ipython.display.display(ipython.display.Markdown(text))
