@@ -29,4 +29,6 @@ class Readout(eqx.Module):
                  *, key: PRNGKeyArray):
         self.ln, self.W, self.b = eqx.nn.LayerNorm(D), jax.random.normal(key, (D, K)) / math.sqrt(D), jnp.zeros(K)
 
-    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "K"]: return self.ln(x) @ self.W + self.b
+    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "K"]:
+        "The K logits of one token state"
+        return self.ln(x) @ self.W + self.b

@@ -48,6 +48,7 @@ class TransformerBlock(eqx.Module):
         self.causal = bool(causal)
 
     def __call__(self, x: Float[Array, "N D"]) -> Float[Array, "N D"]:
+        "The block's output for one token set: the residual stream plus the attention and MLP updates"
         x = check_tokens(x, self.Wq.shape[1], "TransformerBlock: x")
         h = jax.vmap(self.ln1)(x)
         q, k, v = (jnp.einsum("nd,hdy->hny", h, W) for W in (self.Wq, self.Wk, self.Wv))
