@@ -65,7 +65,9 @@ class CharVocab:
         return cls("".join(sorted(set(text))))
 
     @property
-    def V(self) -> int: return len(self.chars)
+    def V(self) -> int:
+        "Number of symbols"
+        return len(self.chars)
 
     def unknown(self, text: str) -> list[str]:
         "Characters of `text` outside the alphabet, sorted"
@@ -136,10 +138,13 @@ class UnigramLM:
 
     @classmethod
     def fit(cls, ids: np.ndarray, V: int) -> UnigramLM:
+        "Add-one smoothed character frequencies of `ids` over V symbols"
         c = np.bincount(ids, minlength=V) + 1.0
         return cls(np.log(c / c.sum()))
 
-    def bpc(self, ids: np.ndarray) -> float: return bits_per_char(self.logp[ids])
+    def bpc(self, ids: np.ndarray) -> float:
+        "Bits per character of `ids`, each character scored on its own"
+        return bits_per_char(self.logp[ids])
 
 # %% ../nbs/08_text.ipynb #76cd5b4e
 class KneserNeyLM:
