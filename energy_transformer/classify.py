@@ -96,14 +96,21 @@ class ClassifierConfig:
             raise ValueError(f"ClassifierConfig.alpha must be a finite number > 0, got {self.alpha!r}")
 
     @property
-    def patcher(self) -> Patcher: return Patcher(self.image_shape, self.patch_size)
+    def patcher(self) -> Patcher:
+        "The `Patcher` of the image geometry (N patches of Z pixels)"
+        return Patcher(self.image_shape, self.patch_size)
     @property
-    def K(self) -> int: return len(self.classes)
+    def K(self) -> int:
+        "Number of classes"
+        return len(self.classes)
 
-    def to_dict(self) -> dict: return asdict(self)
+    def to_dict(self) -> dict:
+        "Plain JSON-serialisable dict"
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> ClassifierConfig:
+        "Inverse of `to_dict`; unknown keys are an error"
         unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown: raise ValueError(f"unknown ClassifierConfig keys {sorted(unknown)}")
         return cls(**{**d, "et": ETConfig(**d["et"])})
@@ -129,6 +136,7 @@ class PatchEmbedding(eqx.Module):
         self.cls, self.pos = 0.02 * jax.random.normal(kc, (D,)), 0.02 * jax.random.normal(kp, (N + 1, D))
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"]) -> Float[Array, "N+1 D"]:
+        "The N+1 initial token states of one image, CLS first"
         h = image if self.stem is None else jax.nn.gelu(self.stem(image))
         return jnp.concatenate([self.cls[None], self.patcher.tokenify(h) @ self.W + self.b]) + self.pos
 
@@ -206,6 +214,7 @@ class TransformerStack(eqx.Module):
         self.blocks = core.transformer_blocks(L, config.D, config.H, config.Y, config.M, key=key)
 
     def __call__(self, x: Float[Array, "N D"], T: None = None) -> Float[Array, "N D"]:
+        "Token states after the L blocks (T must be None: the number of blocks is fixed)"
         if T is not None: raise TypeError("a transformer has a fixed number of blocks; T applies to an Energy Transformer")
         return core.apply_blocks(self.blocks, x)
 
