@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .checks import check_stem, check_weights, read_npz
+from .checks import check_output_file, check_stem, check_weights, read_npz
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'leaf_name', 'path_name', 'named_leaves', 'atomic_write', 'write_json', 'save_checkpoint',
@@ -53,7 +53,7 @@ def named_leaves(tree) -> dict[str, jax.Array]:
 
 def _temp_file(path: Path, write) -> str:
     "A complete, fsynced temporary file beside `path` holding what `write(f)` writes (removed if writing fails)."
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_output_file(path)  # its folder made, or one line naming the part of the path that is a file
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -257,7 +257,7 @@ def run_lock(path: str | os.PathLike,  # the file a run writes (its `.npz`)
              ):
     """Hold `<path>.lock` while a run writes `path`: created with `O_EXCL`, so a second writer gets a one-line
     `ValueError`; a lock left by a killed process of this machine is taken over."""
-    lock = Path(path).with_suffix(".lock")
+    lock = check_output_file(Path(path).with_suffix(".lock"))
     for attempt in range(2):
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644); break

@@ -22,9 +22,9 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['MAX_STEPS', 'MAX_GENERATE', 'MAX_ARRAY_BYTES', 'MAX_PHOTO_PIXELS', 'float_dtype', 'concrete', 'as_float_array',
-           'check_finite', 'check_real', 'check_key', 'check_ids', 'check_tokens', 'as_float_pixels', 'as_unit_images',
-           'check_int', 'LimitError', 'check_stem', 'check_size', 'read_npz', 'check_weights', 'check_pixels',
-           'check_output_dir', 'quiet_interrupts']
+           'check_finite', 'check_magnitude', 'check_finite_result', 'check_real', 'check_key', 'check_ids',
+           'check_tokens', 'as_float_pixels', 'as_unit_images', 'check_int', 'LimitError', 'check_stem', 'check_size',
+           'read_npz', 'check_weights', 'check_pixels', 'check_output_dir', 'check_output_file', 'quiet_interrupts']
 
 # %% ../nbs/18_checks.ipynb #25d4c27a
 def float_dtype() -> np.dtype:
@@ -63,6 +63,29 @@ def check_finite(x, # an array (traced arrays pass unchecked)
     if v is not None and v.size and v.dtype.kind in "fc" and not np.isfinite(v).all():
         raise ValueError(f"{name} has {int((~np.isfinite(v)).sum())} NaN or infinite entries")
     return x
+
+def check_magnitude(x, # an array (traced arrays pass unchecked)
+                    name: str, # the argument's name
+                    limit: float, # the largest absolute value allowed
+                    why: str, # what goes wrong beyond `limit`, for the message
+                   ):
+    "`x` unchanged when its known entries are at most `limit` in absolute value, else a one-line `ValueError` saying why"
+    v = concrete(x)
+    if v is not None and v.size and v.dtype.kind in "fiu" and np.abs(v).max() > limit:
+        raise ValueError(f"{name} has entries up to {float(np.abs(v).max()):.3g} in absolute value, more than {limit:.3g}: {why}")
+    return x
+
+def check_finite_result(r, # a result computed from finite inputs (traced: unchecked)
+                        what: str, # what it is, for the message
+                        x=None, # the input it was computed from: its largest entry is named in the message
+                       ):
+    "`r` unchanged when its known value is finite, else a one-line `ValueError`: the exact answer is beyond the dtype"
+    v = concrete(r)
+    if v is not None and v.size and v.dtype.kind in "fc" and not np.isfinite(v).all():
+        xv = None if x is None else concrete(x)
+        size = "" if xv is None or not xv.size else f" for inputs up to {float(np.abs(xv).max()):.3g} in absolute value"
+        raise ValueError(f"{what} overflows {v.dtype}{size}: the exact answer is beyond the largest {v.dtype}")
+    return r
 
 def _interval(low, high, low_open, high_open) -> str:
     if high is None: return f"{'>' if low_open else '>='} {low}"
@@ -122,7 +145,9 @@ def check_tokens(x, # token states
                          + ("; use jax.vmap for a batch" if x.ndim == 3 else ""))
     if x.shape[1] != D: raise ValueError(f"{name} must have D={D} features per token, got shape {tuple(x.shape)}")
     if x.shape[0] == 0: raise ValueError(f"{name} has no tokens (shape {tuple(x.shape)}); N must be >= 1")
-    return check_finite(x, name)
+    limit = float(np.sqrt(np.finfo(x.dtype).max)) / 2  # |a - b| <= 2 limit: every square and variance fits the dtype
+    return check_magnitude(check_finite(x, name), name, limit,
+                           f"their squares overflow {x.dtype} (scale them down)")
 
 def as_float_pixels(x, # pixel values as floats (in [0, 1], or normalised)
                     name: str = "images", # the argument's name
@@ -248,6 +273,20 @@ def check_output_dir(path: str | os.PathLike, # the folder to write into (create
     free = shutil.disk_usage(path).free
     if free < need: raise ValueError(f"{what}: {free / 2**20:.1f} MiB free in {path}, {need / 2**20:.1f} MiB needed")
     return path
+
+def check_output_file(path: str | os.PathLike, # a file to write (its folder is made when missing)
+                      what: str = "path", # the argument's name
+                     ) -> Path:
+    "`path` when it names a file whose folder exists or can be made, else a one-line `ValueError` naming what is in the way"
+    path = Path(path)
+    if path.is_dir(): raise ValueError(f"{what}: {path} is a folder, not a file")
+    try: path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        block = next((p for p in (path.parent, *path.parent.parents) if p.exists() and not p.is_dir()), None)
+        why = f"{block} is a file, not a folder" if block else f"cannot make the folder {path.parent} ({e.strerror or e})"
+        raise ValueError(f"{what}: {why}") from None
+    return path
+
 
 # %% ../nbs/18_checks.ipynb #h27cmd02
 def quiet_interrupts(prog: str, # the command's name, e.g. "et-inpaint"

@@ -17,7 +17,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from .checks import MAX_STEPS, as_float_array, check_int, check_key, check_real, check_tokens, float_dtype
+from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
 
 # %% auto #0
@@ -160,7 +160,8 @@ class EnergyTransformer(eqx.Module):
                  *, key: PRNGKeyArray, # initialisation key
                  std: float | None = None): # init std of Wq, Wk, Xi; None -> 1/sqrt(D)
         if not isinstance(config, ETConfig): raise TypeError(f"config must be an ETConfig, got {type(config).__name__}")
-        c = config; std = 1.0 / math.sqrt(c.D) if std is None else float(std)
+        c = config
+        std = 1.0 / math.sqrt(c.D) if std is None else float(check_real("EnergyTransformer", "std", std, 0, low_open=True))
         kq, kk, kx = jax.random.split(check_key(key), 3)
         self.Wq = std * jax.random.normal(kq, (c.H, c.D, c.Y), float_dtype())
         self.Wk = std * jax.random.normal(kk, (c.H, c.D, c.Y), float_dtype())
@@ -170,6 +171,8 @@ class EnergyTransformer(eqx.Module):
         self.config = c
 
     def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
+
+    def _finite(self, r, g, what): return check_finite_result(r, f"EnergyTransformer.{what}", g)  # overflow, in one line
 
     def _qk(self, g):
         "Queries Q[h, C, a] and keys K[h, B, a] (head, token, head dimension), from one contraction"
@@ -271,7 +274,8 @@ class EnergyTransformer(eqx.Module):
     def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_att = -(1/beta) sum_h sum_C log sum_{B allowed} exp(beta A[h,B,C])  (exp -> 1+s+s^2/2 for taylor)"
         g = self._check(g)
-        return self._taylor_energy(g) if self.config.attention == "taylor" else self._softmax_energy(g)
+        return self._finite(self._taylor_energy(g) if self.config.attention == "taylor" else self._softmax_energy(g), g,
+                            "attn_energy")
 
     def attn_energy_direct(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "The attention energy from the full (H, N, N) score matrix, O(N^2 Y): the reference for the taylor factorisation"
@@ -281,25 +285,26 @@ class EnergyTransformer(eqx.Module):
     def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_hn = -1/2 sum_{B, mu} relu(Xi_mu . g_B)^2"
         g = self._check(g)
-        return -0.5 * jnp.sum(jax.nn.relu(g @ self.Xi.T) ** 2)
+        return self._finite(-0.5 * jnp.sum(jax.nn.relu(g @ self.Xi.T) ** 2), g, "hn_energy")
 
     def energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "Total energy E = E_att + E_hn"
-        return self.attn_energy(g) + self.hn_energy(g)
+        return self._finite(self.attn_energy(g) + self.hn_energy(g), g, "energy")
 
     def attn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_att/dg"
         g = self._check(g)
-        return self._taylor_grad(g) if self.config.attention == "taylor" else self._softmax_grad(g)
+        return self._finite(self._taylor_grad(g) if self.config.attention == "taylor" else self._softmax_grad(g), g,
+                            "attn_grad")
 
     def hn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_hn/dg = -relu(g Xi^T) Xi  (minus a tied-weight MLP)"
         g = self._check(g)
-        return -jax.nn.relu(g @ self.Xi.T) @ self.Xi
+        return self._finite(-jax.nn.relu(g @ self.Xi.T) @ self.Xi, g, "hn_grad")
 
     def grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE/dg (attention + Hopfield)"
-        return self.attn_grad(g) + self.hn_grad(g)
+        return self._finite(self.attn_grad(g) + self.hn_grad(g), g, "grad")
 
 # %% ../nbs/01_energy_transformer.ipynb #d8ea31c1
 class EnergyLayerNorm(eqx.Module):
@@ -314,7 +319,7 @@ class EnergyLayerNorm(eqx.Module):
                  eps: float = 1e-5): # added to the variance
         if isinstance(D, bool) or not isinstance(D, (int, np.integer)) or D < 1:
             raise ValueError(f"EnergyLayerNorm: D must be an integer >= 1, got {D!r}")
-        if not eps > 0: raise ValueError(f"EnergyLayerNorm: eps must be > 0, got {eps!r}")
+        check_real("EnergyLayerNorm", "eps", eps, 0, low_open=True)
         self.D, self.eps = int(D), float(eps)
         self.gamma = jnp.ones((), float_dtype())
         self.delta = jnp.zeros((D,), float_dtype()) if use_bias else None
@@ -324,6 +329,7 @@ class EnergyLayerNorm(eqx.Module):
         if x.ndim == 0 or x.shape[-1] != self.D:
             raise ValueError(f"EnergyLayerNorm acts on tokens of size D = {self.D} along the last axis, shape (..., {self.D});"
                              f" got shape {tuple(x.shape)}")
+        if x.size: check_tokens(x.reshape(-1, self.D), self.D, "EnergyLayerNorm: x")  # finite, squares within the dtype
         return x
 
     def _centre(self, x):
@@ -379,7 +385,7 @@ def record_every(run, # `run(x, k)`: the state after k more steps (k is a Python
                  every: int = 1, # keep a record every `every` steps
                 ):
     "T steps inside `lax.scan`, measured at step 0, every `every` steps and at step T: (final state, steps, records)"
-    n, r = divmod(T, every)
+    n, r = divmod(T, check_int("record_every", "every", every))
     def body(x, _):
         x = run(x, every)
         return x, measure(x)
@@ -449,6 +455,7 @@ def descend_until(et: EnergyTransformer, # the energy
                  ) -> tuple[Float[Array, "N D"], Int[Array, ""]]:
     "Descend until a step changes the energy by less than `rtol` of itself (or `T_max` steps): final tokens, steps taken"
     x, _, step = _descent_setup(et, lnorm, x, alpha, T_max, grad)
+    check_real("descend_until", "rtol", rtol, 0)  # NaN would stop after one step
     ln = jax.vmap(lnorm)
     def body(c):
         x, t, e, _ = c
@@ -467,6 +474,7 @@ def energy_recall(Efn, # energy of layer-normalised tokens, `Efn(g) -> scalar` (
                   *, lnorm: EnergyLayerNorm | None = None, # the layer norm (default: gain 1, bias 0)
                   ) -> tuple[Float[Array, "N D"], Float[Array, "nsteps"]]:
     "Gradient descent x <- x - step_size dE/dg at g = LN(x): the final tokens and the energy before each step"
+    check_int("energy_recall", "nsteps", nsteps, 0, MAX_STEPS); check_real("energy_recall", "step_size", step_size, 0)
     ln = jax.vmap(lnorm if lnorm is not None else EnergyLayerNorm(x_init.shape[-1]))
     def step(x, _):
         e, grad = jax.value_and_grad(Efn)(ln(x))

@@ -19,7 +19,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from .checks import as_float_array, check_finite, concrete
+from .checks import as_float_array, check_finite, check_finite_result, check_ids, check_int, check_key, concrete
 from .core import record_every
 from .patterns import random_patterns
 
@@ -121,7 +121,8 @@ class AbstractBinaryMemory(eqx.Module):
                       ) -> Float[Array, "D"]:
         "Asynchronous updates of the neurons in `order`, one after the other."
         _check_state(sigma, self.D)
-        return self._async(sigma, self.Xi @ sigma, jnp.asarray(order, jnp.int32).reshape(-1), self.Xi.T)[0]
+        order = check_ids(jnp.asarray(order, jnp.int32).reshape(-1), self.D, "order (neuron indices)")  # a gather would clamp
+        return self._async(sigma, self.Xi @ sigma, order, self.Xi.T)[0]
 
     def sync_update(self, sigma: Float[Array, "D"]) -> Float[Array, "D"]:
         "Synchronous update: flip at once every bit whose flip alone lowers the energy."
@@ -138,6 +139,7 @@ class AbstractBinaryMemory(eqx.Module):
         "Recall from `sigma`: `sweeps` sweeps of updates, recorded every `every` sweeps inside `lax.scan`."
         _check_state(sigma, self.D)
         _check_schedule(sweeps, every)
+        if key is not None: check_key(key)
         D, XiT = self.D, self.Xi.T
         def sweep(_, carry):
             sigma, m, key = carry
@@ -243,6 +245,7 @@ def recall_batch(memory: AbstractBinaryMemory, # any binary memory
         raise ValueError(f"sigmas must be a batch of states B x D with D={memory.D}, got shape {jnp.shape(sigmas)}")
     _check_binary(sigmas, "sigmas")
     _check_schedule(sweeps, every)
+    if key is not None: check_key(key)
     return _recall_batch(memory, _as_float(sigmas), key, sweeps, every, keep_states, synchronous)
 
 # %% ../nbs/00_dense_storage.ipynb #8e86e11c
@@ -301,6 +304,8 @@ def bit_error_curve(key: PRNGKeyArray, # random key
                     sweeps: int = 10, # asynchronous sweeps from each stored pattern
                    ) -> np.ndarray: # mean fraction of wrong bits after recall, one per K
     "Bit-error rate of the classical network started at its stored random patterns, for each number K of them."
+    check_key(key)
+    for name, v in (("D", D), ("probes", probes), ("trials", trials), ("sweeps", sweeps)): check_int("bit_error_curve", name, v)
     Ks = np.asarray(Ks, int)
     if Ks.ndim != 1 or len(Ks) == 0 or Ks.min() < probes:
         raise ValueError(f"Ks must be a non-empty list of pattern counts >= probes={probes}, got {Ks.tolist()}")
@@ -312,9 +317,16 @@ def capacity_formula(n: int, # degree of F_n(z) = z^n (n = 2: classical network)
                      D, # bits per pattern (scalar or array)
                     ):
     "Error-free capacity (7), `D^(n-1) / (2 (2n-3)!! ln D)` (McEliece et al. 1987; Krotov & Hopfield 2016)."
-    if n < 2: raise ValueError(f"degree n must be an integer >= 2, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"degree n must be an integer >= 2, got {n!r}")
     D = np.asarray(D, dtype=np.float64)
-    return D ** (n - 1) / (2 * math.prod(range(2 * n - 3, 0, -2)) * np.log(D))
+    bad = D[~(D >= 2) | ~np.isfinite(D)]  # ln D = 0 at D = 1: no capacity formula there
+    if bad.size or not D.size:
+        raise ValueError(f"capacity_formula: D must be a finite number of bits >= 2, got {bad.flat[0] if bad.size else 'none'}")
+    # in logs, so that a large n overflows neither D^(n-1) nor (2n-3)!! = (2n-2)! / (2^(n-1) (n-1)!) on its own
+    log_df = math.lgamma(2 * n - 1) - (n - 1) * math.log(2) - math.lgamma(n)
+    with np.errstate(over="ignore"):  # a capacity beyond float64 itself: refused in one line
+        return check_finite_result(np.exp((n - 1) * np.log(D) - math.log(2) - log_df - np.log(np.log(D))), "capacity_formula", D)
 
 # %% ../nbs/00_dense_storage.ipynb #d12c7f05
 def stable_prefixes(Xi: Float[Array, "K D"], # patterns; Xi[0] is the probe
@@ -376,6 +388,8 @@ def measure_capacity(n: int, # degree of F_n(z) = z^n
     "Measured error-free capacity of the degree-n memory for random patterns, one compiled program for all `Ds`."
     Ds = [int(D) for D in Ds]
     if n < 2: raise ValueError(f"degree n must be an integer >= 2, got {n!r}")
+    check_int("measure_capacity", "trials", trials); check_int("measure_capacity", "chunk", chunk)
+    check_int("measure_capacity", "seed", seed, 0)
     if min(Ds) < 4: raise ValueError(f"need D >= 4, got {Ds}")
     Ks = [int(4 * capacity_formula(n, D)) + 2 * chunk for D in Ds]       # far beyond the expected K_max
     D_pad, K_pad = max(Ds), -(-max(Ks) // chunk) * chunk
@@ -426,7 +440,8 @@ class ContinuousHopfield(eqx.Module):
 
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:
         "Energy (8) of one state."
-        return 0.5 * xi @ xi - jax.nn.logsumexp(self.scores(xi, mask)) / self.beta
+        return check_finite_result(0.5 * xi @ xi - jax.nn.logsumexp(self.scores(xi, mask)) / self.beta,
+                                   "ContinuousHopfield.energy", xi)
 
     def update(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, "D"]:
         "One update (9): `X softmax(beta X^T xi)`, attention with keys = values = the stored patterns."

@@ -21,14 +21,14 @@ from fastcore.script import call_parse
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
-from .checks import LimitError, as_unit_images, check_int, check_pixels, quiet_interrupts
+from .checks import LimitError, as_unit_images, check_int, check_output_file, check_pixels, check_real, quiet_interrupts
 from .evaluate import biharmonic_fill, masked_mse, mean_fill
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
 __all__ = ['CLASSICAL_WEIGHT', 'centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills',
-           'blend_classical', 'side_by_side', 'et_inpaint', 'photo_quality']
+           'blend_classical', 'side_by_side', 'unlike_training', 'et_inpaint', 'photo_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -42,6 +42,8 @@ def centre_weights(rows: int,  # patch rows of the window
                    power: float = 4,  # sharpness: 0 gives equal weights
                    ) -> np.ndarray:
     "rows x cols weights of a window's patches: the product of two tents to the `power`, 1 in the corners, largest in the centre."
+    check_int("centre_weights", "rows", rows); check_int("centre_weights", "cols", cols)
+    check_real("centre_weights", "power", power, 0)  # NaN or inf weights would make every fill NaN
     tent = lambda n: np.minimum(np.arange(1, n + 1), np.arange(n, 0, -1)).astype(np.float32)
     return np.outer(tent(rows), tent(cols)) ** power
 
@@ -56,6 +58,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
                   ) -> dict:
     "Hide random patches across a whole photo and fill them from overlapping windows, each weighted towards its centre."
     photo = np.asarray(as_unit_images(photo, "photo"))
+    check_int("inpaint_photo", "batch_size", batch_size); check_real("inpaint_photo", "power", power, 0)
     C, h, w = model.patcher.image_shape; p = model.patcher.p
     if photo.ndim != 3 or photo.shape[0] != C:
         raise ValueError(f"photo must be {C} x H x W for this model, got shape {photo.shape}")
@@ -180,10 +183,24 @@ def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [
                  gap: int = 4,  # white pixels between them
                  ) -> np.ndarray:
     "H x (k W + gaps) x 3 uint8 picture of the images next to each other."
+    check_int("side_by_side", "gap", gap, 0)
     ims = [np.repeat(im, 3, 0) if im.shape[0] == 1 else im for im in images]
     H = ims[0].shape[1]; sep = np.ones((3, H, gap), np.float32)
     row = np.concatenate([x for im in ims for x in (im, sep)][:-1], axis=2)
     return (np.clip(row, 0, 1).transpose(1, 2, 0) * 255 + 0.5).astype(np.uint8)
+
+
+def unlike_training(r: dict,  # an `inpaint_photo` (or `blend_classical`) result
+                    fills: dict[str, float],  # its `classical_fills`
+                    ) -> str | None:
+    "Why a fill is not to be trusted, in one line: a 1-bit photo, or a fill worse than the mean of the visible pixels"
+    binary = bool(np.isin(r["original"], (0.0, 1.0)).all())
+    worse = r["mse"] > fills["mean fill"]
+    if not (binary or worse): return None
+    why = ("the photo holds only black and white pixels (a 1-bit or dithered image), unlike the natural photos the model "
+           "was trained on" if binary else "the photo is unlike the natural photos the model was trained on")
+    return (f"the fill's masked MSE {r['mse']:.5f} is worse than the mean fill's {fills['mean fill']:.5f}: {why}" if worse
+            else f"{why}: expect a poor fill")
 
 
 @call_parse
@@ -198,15 +215,15 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
     quiet_interrupts("et-inpaint")
     try:
         if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
-        out = out or str(Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"))
+        out = check_output_file(out or Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"), "--out")
         model = load_checkpoint(checkpoint or checkpoint_path("natural"), ImageEnergyTransformer)
         r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
         r = blend_classical(r, classical) if classical else r
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
     except (ValueError, FileNotFoundError, OSError) as e:
         print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
     fills = classical_fills(r)
+    if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
     how = (f"the model's fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
            if classical else "the model's own fill")
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "

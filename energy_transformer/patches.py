@@ -16,6 +16,8 @@ import numpy as np
 from einops import rearrange
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
+from .checks import check_int, check_key
+
 # %% auto #0
 __all__ = ['Patcher', 'mask_count', 'make_masks', 'random_masks', 'keep_count']
 
@@ -116,7 +118,7 @@ def make_masks(key: PRNGKeyArray,  # random key for one image
     "Random `(chosen, masked)` patch masks for one image with exactly `n_chosen` and `n_chosen - n_keep` True."
     if not 0 < n_chosen <= N: raise ValueError(f"n_chosen must be in 1..N={N}, got {n_chosen}")
     if not 0 <= n_keep < n_chosen: raise ValueError(f"n_keep must be in 0..n_chosen-1={n_chosen - 1}, got {n_keep}")
-    rank = jnp.argsort(jax.random.permutation(key, N))  # a uniformly random rank for every patch
+    rank = jnp.argsort(jax.random.permutation(check_key(key), N))  # a uniformly random rank for every patch
     return rank < n_chosen, rank < n_chosen - n_keep
 
 
@@ -127,6 +129,7 @@ def random_masks(key: PRNGKeyArray,  # random key for the batch
                  keep: float = 0.0,  # fraction of the chosen patches left visible (BERT-style)
                  ) -> tuple[Bool[Array, "B N"], Bool[Array, "B N"]]:
     "`(chosen, masked)` for a batch: `mask_count(N, ratio)` chosen per image, `round(keep * chosen)` of them kept."
+    check_key(key); check_int("random_masks", "B", B)
     n_chosen = mask_count(N, ratio)
     n_keep = keep_count(n_chosen, keep)
     return jax.vmap(make_masks, in_axes=(0, None, None, None))(jax.random.split(key, B), N, n_chosen, n_keep)

@@ -19,6 +19,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from jaxtyping import Array, Float, PRNGKeyArray
 from matplotlib import ft2font
+from matplotlib.animation import FuncAnimation, PillowWriter
+
+from .checks import check_int, check_key, check_output_file, check_real
 
 # %% auto #0
 __all__ = ['GLYPH_CHARS', 'GLYPH_FONTS', 'font_path', 'render_glyph', 'glyph_patterns', 'random_patterns', 'flip_bits',
@@ -63,7 +66,7 @@ def render_glyph(ch: str, # a single character
                 ) -> np.ndarray: # bool (size, size), True where there is ink
     "Render one character without anti-aliasing, centred in a `size` x `size` square."
     if not isinstance(ch, str) or len(ch) != 1: raise ValueError(f"expected a single character, got {ch!r}")
-    if size < 8: raise ValueError(f"size must be at least 8 pixels, got {size}")
+    check_int("render_glyph", "size", size, 8)
     return _render(ft2font.FT2Font(str(font_path(font))), ch, size, font)
 
 # %% ../nbs/16_patterns.ipynb #5a15be2f
@@ -74,7 +77,7 @@ def glyph_patterns(chars: str = GLYPH_CHARS, # characters to render
     "Binary glyph patterns, one row per (font, character), font-major."
     if isinstance(fonts, str): fonts = (fonts,)
     if len(chars) == 0 or len(fonts) == 0: raise ValueError("need at least one character and one font")
-    if size < 8: raise ValueError(f"size must be at least 8 pixels, got {size}")
+    check_int("glyph_patterns", "size", size, 8)
     ink = []
     for name in fonts:
         face = ft2font.FT2Font(str(font_path(name)))
@@ -87,6 +90,7 @@ def random_patterns(key: PRNGKeyArray, # random key
                     D: int, # bits per pattern
                    ) -> Float[Array, "K D"]: # independent fair +-1 entries
     "Random binary patterns, unpacking 32 fair bits from every random 32-bit word."
+    check_key(key); check_int("random_patterns", "K", K); check_int("random_patterns", "D", D)
     words = jax.random.bits(key, (K, -(-D // 32)), jnp.uint32)
     bits = (words[..., None] >> jnp.arange(32, dtype=jnp.uint32)) & 1
     return (2.0 * bits.reshape(K, -1)[:, :D] - 1.0).astype(jnp.float32)
@@ -97,7 +101,7 @@ def flip_bits(key: PRNGKeyArray, # random key
               p: float, # probability with which each bit is flipped, independently
              ) -> Float[Array, "... D"]:
     "Corrupt states by flipping each bit independently with probability `p`."
-    if not 0 <= p <= 1: raise ValueError(f"the flip probability p must lie in [0, 1], got {p}")
+    check_key(key); check_real("flip_bits", "p", p, 0, 1)  # the probability of flipping each bit
     return jnp.where(jax.random.bernoulli(key, p, jnp.shape(sigma)), -sigma, sigma)
 
 # %% ../nbs/16_patterns.ipynb #87a59440
@@ -119,6 +123,7 @@ def pattern_mosaic(patterns, # (B, D) with a square D, or (B, h, w) images
                    fill: float = 0.0, # value of the padding (0 = grey between -1 and +1)
                   ) -> np.ndarray: # one image
     "Tile many patterns into a single image (fast to draw: one `imshow` instead of one axes per pattern)."
+    check_int("pattern_mosaic", "ncols", ncols); check_int("pattern_mosaic", "pad", pad, 0)
     P = _as_images(patterns)
     B, h, w = P.shape
     nrows = -(-B // ncols)
@@ -142,7 +147,8 @@ def show_patterns(patterns, # (B, D) with a square D, (B, h, w) images, or one p
     if titles is not None and len(titles) != len(P):
         raise ValueError(f"got {len(titles)} titles for {len(P)} patterns")
     if axes is None:
-        ncols = min(len(P), 16) if ncols is None else ncols
+        ncols = min(len(P), 16) if ncols is None else check_int("show_patterns", "ncols", ncols)
+        check_real("show_patterns", "size", size, 0, low_open=True)
         nrows = -(-len(P) // ncols)
         fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, size * nrows * (1.25 if titles else 1)),
                                  squeeze=False)
@@ -163,6 +169,7 @@ def plot_overlap_histogram(sets: dict, # name -> patterns (K, D) with +-1 entrie
                            bins: int = 60, # histogram bins
                           ):
     "Histogram of the normalised overlaps $\\xi_\\mu\\cdot\\xi_\\nu/D$, $\\mu \\ne \\nu$, of each pattern set."
+    check_int("plot_overlap_histogram", "bins", bins)
     if ax is None: _, ax = plt.subplots(figsize=(5, 3))
     for name, P in sets.items():
         P = np.asarray(P, np.float64)
@@ -184,9 +191,8 @@ def recall_animation(states, # (F, D) states, one per frame
                      title: str = "recall", # title above the state
                     ) -> Path:
     "Write a GIF of a recall (state, optional target and energy curve) with matplotlib's Pillow writer."
-    from matplotlib.animation import FuncAnimation, PillowWriter
     S = _as_images(states)
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = check_output_file(path); check_int("recall_animation", "fps", fps)
     ncols = 1 + (target is not None) + (energies is not None)
     fig, axes = plt.subplots(1, ncols, figsize=(2.4 * ncols, 2.5), dpi=72)
     axes = np.atleast_1d(axes)

@@ -26,6 +26,7 @@ import numpy as np
 from PIL import Image
 
 from energy_transformer.checkpoint import (
+    atomic_write,
     checkpoint_path,
     load_checkpoint,
     read_checkpoint,
@@ -44,6 +45,8 @@ from energy_transformer.core import (
     descend,
     descend_recorded,
     descend_until,
+    energy_recall,
+    record_every,
 )
 from energy_transformer.data import (
     FASHION_MNIST_SHA256,
@@ -55,14 +58,23 @@ from energy_transformer.data import (
     load_natural,
     read_idx,
 )
-from energy_transformer.dense import ContinuousHopfield
+from energy_transformer.dense import (
+    ClassicalHopfield,
+    ContinuousHopfield,
+    bit_error_curve,
+    capacity_formula,
+    measure_capacity,
+    recall_batch,
+)
 from energy_transformer.evaluate import eval_set, predict_images, psnr
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.image_training import et_train
-from energy_transformer.inpaint import et_inpaint, inpaint_photo, read_photo
+from energy_transformer.inpaint import centre_weights, et_inpaint, inpaint_photo, read_photo, side_by_side
 from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
 from energy_transformer.language_training import et_generate, load_language_model
 from energy_transformer.paper import load_paper_npz, paper_layout
+from energy_transformer.patches import random_masks
+from energy_transformer.patterns import flip_bits, pattern_mosaic, random_patterns, recall_animation, render_glyph
 from energy_transformer.pretrained import load_pretrained
 from energy_transformer.text import window_stream
 from energy_transformer.train import TrainConfig, fit
@@ -175,6 +187,14 @@ class World:
     def hop(self): return ContinuousHopfield(np.eye(4, 3))
 
     @cached_property
+    def no_pattern(self): return np.zeros(3, bool)  # a constant (made outside any trace)
+
+    @cached_property
+    def binary(self):
+        "A classical Hopfield network of three random +-1 patterns of 16 bits"
+        return ClassicalHopfield(np.where(np.random.default_rng(0).random((3, 16)) < 0.5, -1.0, 1.0))
+
+    @cached_property
     def lm_config(self): return LMConfig("abcdefgh", N=8, et=ETConfig.small(exclude_self=False), T=2)
 
     @cached_property
@@ -261,6 +281,14 @@ class World:
     def photo(self):
         p = self.path("photo.png")
         Image.fromarray((np.random.default_rng(0).random((64, 64, 3)) * 255).astype(np.uint8)).save(p)
+        return p
+
+    @cached_property
+    def one_bit(self):
+        "A 1-bit (mode '1') PNG: a smooth shading dithered to black and white dots"
+        p = self.path("one-bit.png")
+        shade = np.add.outer(np.linspace(0, 150, 64), np.linspace(0, 100, 64)).astype(np.uint8)
+        Image.fromarray(shade).convert("1").save(p)
         return p
 
     @cached_property
@@ -378,6 +406,47 @@ CASES: list[Case] = [
     Case(W, "a transformer block on tokens holding NaN",
          lambda w: TransformerBlock(32, 2, 16, 64, key=jax.random.key(0))(w.x_with(np.nan)),
          Raises("TransformerBlock: x has 1 " + NONFINITE)),
+    Case(W, "`energy()` of raw tokens of size 1e30 (their squares overflow)", lambda w: w.et.energy(1e30 * w.x),
+         Raises("tokens g has entries up to 2.33e+30 in absolute value, more than 9.22e+18: their squares overflow float32")),
+    Case(W, "`grad()` of raw tokens of size 1e30", lambda w: w.et.grad(1e30 * w.x),
+         Raises("tokens g has entries up to 2.33e+30")),
+    Case(W, "`energy()` of tokens of size 3e18 (the squares fit, the energy does not)", lambda w: w.et.energy(3e18 * w.x),
+         Raises("EnergyTransformer.hn_energy overflows float32 for inputs up to 6.98e+18 in absolute value")),
+    Case(W, "`energy()` of tokens of size 1e17 (large, representable)", lambda w: w.et.energy(1e17 * w.x), FINITE),
+    Case(W, "`descend` from tokens of size 1e30 (the layer norm would zero them)", lambda w: descend(w.et, w.ln, 1e30 * w.x, T=2),
+         Raises("descend: x has entries up to 2.33e+30 in absolute value, more than 9.22e+18")),
+    Case(W, "`descend` from tokens of size 1e15 (the layer norm rescales them)",
+         lambda w: descend(w.et, w.ln, 1e15 * w.x, T=2), FINITE),
+    Case(W, "`EnergyLayerNorm` of tokens of size 1e30", lambda w: w.ln(1e30 * w.x),
+         Raises("EnergyLayerNorm: x has entries up to 2.33e+30 in absolute value")),
+    Case(W, "`EnergyTransformer(std=nan)` (NaN weights)", lambda w: EnergyTransformer(ETConfig.small(), key=jax.random.key(0),
+                                                                                     std=float("nan")),
+         Raises("EnergyTransformer.std must be a finite number > 0, got nan")),
+    Case(W, "`EnergyLayerNorm(eps=inf)` (every token to zero)", lambda w: EnergyLayerNorm(32, eps=float("inf")),
+         Raises("EnergyLayerNorm.eps must be a finite number > 0, got inf")),
+    Case(W, "`descend_until(rtol=nan)` (would stop after one step)", lambda w: descend_until(w.et, w.ln, w.x, rtol=float("nan")),
+         Raises("descend_until.rtol must be a finite number >= 0, got nan")),
+    Case(W, "`capacity_formula(2, D=1)` (ln D = 0)", lambda w: capacity_formula(2, D=1),
+         Raises("capacity_formula: D must be a finite number of bits >= 2, got 1.0")),
+    Case(W, "`capacity_formula(2, D=[10, nan])`", lambda w: capacity_formula(2, D=[10, np.nan]),
+         Raises("capacity_formula: D must be a finite number of bits >= 2, got nan")),
+    Case(W, "`capacity_formula(200, D=1e6)` (beyond float64)", lambda w: capacity_formula(200, D=1e6),
+         Raises("capacity_formula overflows float64 for inputs up to 1e+06")),
+    Case(W, "`capacity_formula(200, D=1000)` (D^199 and 397!! overflow alone, their ratio does not)",
+         lambda w: capacity_formula(200, D=1000), Gives("5.716e164", lambda r: np.isclose(r, 5.715833266e164, rtol=1e-8))),
+    Case(W, "continuous Hopfield `energy` of a state of size 1e30", lambda w: w.hop.energy(jnp.full(4, 1e30)),
+         Raises("ContinuousHopfield.energy overflows float32 for inputs up to 1e+30")),
+    Case(W, "`update_neurons` with neuron 16 of 16 (a gather would clamp it)",
+         lambda w: w.binary.update_neurons(w.binary.Xi[0], jnp.array([3, 16])),
+         Raises("order (neuron indices) must be in [0, 16) (the vocabulary), got values from 3 to 16")),
+    Case(W, "`flip_bits(p=nan)`", lambda w: flip_bits(jax.random.key(0), jnp.ones(4), float("nan")),
+         Raises("flip_bits.p must be a finite number in [0, 1], got nan")),
+    Case(W, "`inpaint_photo(power=nan)` (NaN window weights)",
+         lambda w: inpaint_photo(w.image_model, np.zeros((1, 28, 28), np.float32), power=float("nan")),
+         Raises("inpaint_photo.power must be a finite number >= 0, got nan")),
+    Case(W, "`et-inpaint` on a 1-bit dithered PNG (unlike any training photo)",
+         lambda w: et_inpaint(str(w.one_bit), out=str(w.path("one-bit-out.png"))),
+         Exits(0, "black and white pixels (a 1-bit or dithered image), unlike the natural photos the model was trained on")),
     Case(W, "`ContinuousHopfield` storing a NaN pattern", lambda w: ContinuousHopfield(np.array([[1.0, np.nan], [0.0, 1.0]])),
          Raises("X has 1 " + NONFINITE)),
     Case(W, "`ContinuousHopfield` storing an infinite pattern", lambda w: ContinuousHopfield(np.array([[np.inf], [0.0]])),
@@ -535,6 +604,24 @@ CASES: list[Case] = [
          Raises("must be a plain file name")),
     Case(P, "`load_language_model('../kjv_ar')`", lambda w: load_language_model("../kjv_ar"),
          Raises("no language model '../kjv_ar'")),
+    Case(P, "`save_checkpoint` into a path whose folder is a file", lambda w: save_checkpoint(w.a_file / "m.npz", w.image_model),
+         Raises("a-file is a file, not a folder")),
+    Case(P, "`save_checkpoint` two folders below a file", lambda w: save_checkpoint(w.a_file / "sub" / "m.npz", w.image_model),
+         Raises("a-file is a file, not a folder")),
+    Case(P, "`save_checkpoint` onto a folder", lambda w: save_checkpoint(w.tmp, w.image_model),
+         Raises("is a folder, not a file")),
+    Case(P, "`save_run` into a path whose folder is a file",
+         lambda w: save_run(w.a_file / "r.npz", w.image_model, {"history": []}, step=1),
+         Raises("a-file is a file, not a folder")),
+    Case(P, "`atomic_write` into a path whose folder is a file",
+         lambda w: atomic_write(w.a_file / "x.json", lambda f: f.write(b"{}")),
+         Raises("a-file is a file, not a folder")),
+    Case(P, "`run_lock` of a path whose folder is a file", lambda w: run_lock(w.a_file / "r.npz").__enter__(),
+         Raises("a-file is a file, not a folder")),
+    Case(P, "`et-inpaint --out` below a file", lambda w: et_inpaint(str(w.photo), out=str(w.a_file / "o.png")),
+         Exits(2, "et-inpaint: error: --out: ")),
+    Case(P, "`recall_animation` into a path whose folder is a file",
+         lambda w: recall_animation(np.ones((2, 16)), w.a_file / "r.gif"), Raises("a-file is a file, not a folder")),
     Case(P, "`et-classify --model ../x`", lambda w: et_classify([str(w.photo), "--model", "../x"]),
          Exits(2, "et-classify: error: a shipped checkpoint name must be a plain file name")),
 
@@ -618,8 +705,45 @@ CASES: list[Case] = [
          Exits(2, "et-inpaint: error: inpaint_photo.seed must be an int >= 0, got -1")),
     Case(L, "`et-inpaint --mask-ratio 1.5`", lambda w: et_inpaint(str(w.photo), out=str(w.path("m.png")), mask_ratio=1.5),
          Exits(2, "et-inpaint: error: --mask-ratio must be in (0, 1), got 1.5")),
+    Case(L, "`ClassicalHopfield.recall(key=7)` (a seed, not a key)", lambda w: w.binary.recall(w.binary.Xi[0], key=7),
+         Raises("key " + KEY + " int 7")),
+    Case(L, "`recall_batch(key=7)`", lambda w: recall_batch(w.binary, w.binary.Xi, key=7), Raises("key " + KEY + " int 7")),
+    Case(L, "`recall_batch` with a key per cue (one key is split)",
+         lambda w: recall_batch(w.binary, w.binary.Xi, key=jax.random.split(jax.random.key(0), 3)),
+         Raises("key " + KEY + " an array of dtype key<fry> and shape (3,)")),
+    Case(L, "`random_patterns(key=0)`", lambda w: random_patterns(0, 3, 8), Raises("key " + KEY + " int 0")),
+    Case(L, "`flip_bits(key=1)`", lambda w: flip_bits(1, jnp.ones(4), 0.1), Raises("key " + KEY + " int 1")),
+    Case(L, "`random_masks(key=3)`", lambda w: random_masks(3, 2, 16, 0.5), Raises("key " + KEY + " int 3")),
+    Case(L, "`bit_error_curve(key=5)`", lambda w: bit_error_curve(5, 16, [8]), Raises("key " + KEY + " int 5")),
+    Case(L, "`inpaint_photo(batch_size=0)`", lambda w: inpaint_photo(w.image_model, np.zeros((1, 28, 28), np.float32),
+                                                                      batch_size=0),
+         Raises("inpaint_photo.batch_size must be an int >= 1, got 0")),
+    Case(L, "`inpaint_photo(batch_size=-1)`", lambda w: inpaint_photo(w.image_model, np.zeros((1, 28, 28), np.float32),
+                                                                       batch_size=-1),
+         Raises("inpaint_photo.batch_size must be an int >= 1, got -1")),
+    Case(L, "`centre_weights(rows=0)`", lambda w: centre_weights(0, 4), Raises("centre_weights.rows must be an int >= 1, got 0")),
+    Case(L, "`side_by_side(gap=-1)`", lambda w: side_by_side(np.zeros((1, 2, 2)), gap=-1),
+         Raises("side_by_side.gap must be an int >= 0, got -1")),
+    Case(L, "`random_patterns(K=-1)`", lambda w: random_patterns(jax.random.key(0), -1, 8),
+         Raises("random_patterns.K must be an int >= 1, got -1")),
+    Case(L, "`random_masks(B=0)`", lambda w: random_masks(jax.random.key(0), 0, 16, 0.5),
+         Raises("random_masks.B must be an int >= 1, got 0")),
+    Case(L, "`pattern_mosaic(ncols=0)`", lambda w: pattern_mosaic(np.ones((2, 16)), ncols=0),
+         Raises("pattern_mosaic.ncols must be an int >= 1, got 0")),
+    Case(L, "`render_glyph(size=4)`", lambda w: render_glyph("A", size=4),
+         Raises("render_glyph.size must be an int >= 8, got 4")),
+    Case(L, "`bit_error_curve(trials=0)`", lambda w: bit_error_curve(jax.random.key(0), 16, [8], trials=0),
+         Raises("bit_error_curve.trials must be an int >= 1, got 0")),
+    Case(L, "`measure_capacity(chunk=0)`", lambda w: measure_capacity(2, [16], chunk=0),
+         Raises("measure_capacity.chunk must be an int >= 1, got 0")),
+    Case(L, "`energy_recall(nsteps=-1)`", lambda w: energy_recall(w.et.energy, w.x, -1, 0.1),
+         Raises("energy_recall.nsteps must be an int in [0, 10000], got -1")),
+    Case(L, "`record_every(every=0)`", lambda w: record_every(lambda x, k: x, lambda x: x, jnp.zeros(2), 4, 0),
+         Raises("record_every.every must be an int >= 1, got 0")),
     Case(L, "an all-False Hopfield mask", lambda w: w.hop.update(jnp.ones(4), jnp.zeros(3, bool)),
          Raises("mask allows no pattern")),
+    Case(L, "an all-False Hopfield mask closed over inside `jax.jit` (its value known while tracing)",
+         lambda w: jax.jit(lambda x: w.hop.update(x, w.no_pattern))(jnp.ones(4)), Raises("mask allows no pattern")),
     Case(L, "an all-False Hopfield mask under `eqx.filter_jit`",
          lambda w: eqx.filter_jit(lambda x, m: w.hop.update(x, m))(jnp.ones(4), jnp.zeros(3, bool)),
          RaisesAtRun("mask allows no pattern")),

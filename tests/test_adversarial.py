@@ -26,7 +26,7 @@ def run_command(f):
 
 
 def test_table_is_large_and_covers_every_fault():
-    assert len(CASES) >= 120
+    assert len(CASES) >= 170
     assert len({c.case for c in CASES}) == len(CASES)  # one row per case
     assert {c.fault for c in CASES} == {"silent wrong answer", "memory bomb", "training and generation", "paths",
                                         "library message", "download integrity"}
