@@ -38,11 +38,17 @@ class PatchGeometry:
         Patcher(self.image_shape, self.patch_size)  # validates the sizes
 
     @property
-    def patcher(self) -> Patcher: return Patcher(self.image_shape, self.patch_size)
+    def patcher(self) -> Patcher:
+        "The `Patcher` that cuts images of this geometry into patches"
+        return Patcher(self.image_shape, self.patch_size)
     @property
-    def N(self) -> int: return self.patcher.N
+    def N(self) -> int:
+        "Number of patches"
+        return self.patcher.N
     @property
-    def Z(self) -> int: return self.patcher.Z
+    def Z(self) -> int:
+        "Pixels per patch, C p^2"
+        return self.patcher.Z
 
     def to_dict(self) -> dict:
         "Plain JSON-serialisable dict."
@@ -156,7 +162,9 @@ class PatchDecoder(eqx.Module):
         self.W = 0.1 * jax.random.normal(key, (D, Z)) / math.sqrt(D)  # small: start near the bias
         self.b = jnp.full(Z, bias, float_dtype())
 
-    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "Z"]: return x @ self.W + self.b
+    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "Z"]:
+        "The Z pixels of one patch from a normalised token state"
+        return x @ self.W + self.b
 
 
 class AbstractImageModel(eqx.Module):
@@ -169,7 +177,9 @@ class AbstractImageModel(eqx.Module):
         "The normalisation of one token state before the decoder."
 
     @property
-    def patcher(self) -> Patcher: return self.config.patcher
+    def patcher(self) -> Patcher:
+        "The `Patcher` of the model's configuration"
+        return self.config.patcher
 
     def corrupt_tokens(self, x: Float[Array, "N D"],  # embedded patches
                        mask: Bool[Array, "N"],  # True = replaced by the MASK token
@@ -222,7 +232,9 @@ class ImageEnergyTransformer(AbstractImageModel):
         self.decoder = PatchDecoder(D, config.Z, 0.0 if config.normalize else 0.5, key=kd)
         self.alpha, self.config = jnp.asarray(config.alpha, float_dtype()), config
 
-    def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]: return self.lnorm(x)
+    def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
+        "The energy's layer norm: the decoder reads the state the energy sees"
+        return self.lnorm(x)
 
     def visible_stats(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> tuple[Float[Array, "Z"], Float[Array, "Z"]]:
         "Offset and scale of the pixels: per-channel mean of the visible pixels with `normalize` (else 0), and 1."
@@ -420,7 +432,9 @@ class TransformerMAE(AbstractImageModel):
         self.blocks, self.ln = core.transformer_blocks(c.L, c.D, c.H, c.Y, c.M, key=kt), eqx.nn.LayerNorm(c.D)
         self.config = c
 
-    def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]: return self.ln(x)
+    def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
+        "The final layer norm"
+        return self.ln(x)
 
     def predict_tokens(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                        mask: Bool[Array, "N"],  # True = replaced by the MASK token
