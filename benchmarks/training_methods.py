@@ -10,8 +10,9 @@ probed on a short run, then a fresh model is trained with a full learning-rate s
 the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluation time is not counted).
 - image: Fashion-MNIST inpainting, the shipped `fashion_mnist` recipe; masked MSE at 50% masking on validation
   images (the last 5,000 training images: 500 during training, 2,000 at the end), and on 2,000 test images once.
-- language: the King James Bible, the shipped `kjv_ar` recipe; bits per character on 60,000 characters of the
-  validation books during training and of the test books at the end.
+- language: the King James Bible, the shipped `kjv_ar` recipe (masked_language: `kjv_mlm`); bits per character
+  (masked: of 15% masked characters) on 60,000 characters of the validation books during training and of the test
+  books at the end. `--width` changes the ET's width, `--run-dir` saves the run to ship it and resumes it.
 - classification: Fashion-MNIST, the shipped classifier's recipe; validation accuracy during training, test
   accuracy at the end.
 Writes results/ttq/<task>__<method>__<seconds>.json with the machine it ran on; `benchmarks/run.py` collects them.
@@ -19,6 +20,7 @@ Writes results/ttq/<task>__<method>__<seconds>.json with the machine it ran on; 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import tempfile
@@ -48,6 +50,8 @@ from energy_transformer.data import load_images  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
 from energy_transformer.image_training import masked_image_loss, preset, train_inpainting  # noqa: E402
+from energy_transformer.language import CausalTransformer, MaskedTransformer  # noqa: E402
+from energy_transformer.language import matched_transformer as matched_lm  # noqa: E402
 from energy_transformer.language_training import fit_language_model, kjv_alphabet, lm_evaluator, lm_preset  # noqa: E402
 from energy_transformer.patches import keep_count, mask_count  # noqa: E402
 from energy_transformer.text import kjv_splits  # noqa: E402
@@ -126,17 +130,42 @@ def run_image(method: str, seconds: float) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- language
-def run_language(method: str, seconds: float, chars: int = 60_000) -> dict:
+def language_config(method: str, width: int | None = None, preset: str = "kjv_ar"):
+    """(model class, model configuration, training configuration) of a language method: the shipped recipe `preset`
+    (`kjv_ar` causal, `kjv_mlm` masked), at width D = `width` (H = D / 32 heads of 32, M = 4 D memories) when given;
+    "T=2" halves the descent steps of the causal recipe and doubles alpha (the masked recipe has T = 2 already); the
+    matched transformer has the ET's parameter count"""
+    cls, mc, tc = lm_preset(preset, kjv_alphabet())
+    if width: mc = replace(mc, et=replace(mc.et, D=width, H=width // 32, Y=32, M=4 * width))
+    if method == "T=2" and mc.T != 2: mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
+    if method == "matched transformer":
+        cls, mc = (CausalTransformer if mc.objective == "ar" else MaskedTransformer), matched_lm(mc, L=1)
+    return cls, mc, tc
+
+
+def run_language(method: str, seconds: float, chars: int = 60_000, width: int | None = None,
+                 run_dir: Path | None = None, evals: int = 8, preset: str = "kjv_ar") -> dict:
+    """One language run. With `run_dir`, the run saves its state there (`run.npz`, `run.json`) at each evaluation and
+    resumes from it when started again with the same arguments (the probed rate is kept in `rate.json`), so the
+    trained model stays there to be shipped (`tools/ship_checkpoint.py`)."""
     splits = kjv_splits()
-    cls, mc, tc = lm_preset("kjv_ar_transformer" if method == "matched transformer" else "kjv_ar", kjv_alphabet())
-    methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": "ET, T = 2, alpha x 2",
+    cls, mc, tc = language_config(method, width, preset)
+    methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": f"ET, T = 2, alpha {mc.alpha:g}",
                "matched transformer": "1 transformer block, the same parameter count"}
-    if method == "T=2": mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
-    train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, **k)
-    model, log, rate = train_for_seconds(train, tc, seconds)
-    return dict(metric="bpc", lower_is_better=True, description=methods[method], steps_per_cpu_s=[round(rate, 3)], log=log,
-                valid=log["evals"][-1]["bpc"], test=lm_evaluator(splits["test"], mc, chars)(model)["bpc"],
-                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["bpc"]) for e in log["evals"]], model=model)
+    train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars, **k)
+    final, rate = {}, None
+    if run_dir is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        rate_file = run_dir / "rate.json"
+        if rate_file.is_file(): rate = json.loads(rate_file.read_text())["steps_per_cpu_s"]
+        else: rate = cpu_rate(train, tc); rate_file.write_text(json.dumps(dict(steps_per_cpu_s=rate)))
+        final = dict(out=run_dir, name="run", resume=True)
+    model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, **final)
+    return dict(metric="bpc", lower_is_better=True, description=methods[method] + (f", D = {width}" if width else ""),
+                steps_per_cpu_s=[round(rate, 3)], log=log, valid=log["evals"][-1]["bpc"],
+                test=lm_evaluator(splits["test"], mc, chars)(model)["bpc"],
+                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["bpc"], test=e["test_bpc"]) for e in log["evals"]],
+                model=model)
 
 
 # ---------------------------------------------------------------------------------------- classification
@@ -157,11 +186,12 @@ def run_classification(method: str, seconds: float) -> dict:
 
 TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist")[0]))),
          "language": (run_language, lambda: ["exact", "T=2", "matched transformer"]),
+         "masked_language": (functools.partial(run_language, preset="kjv_mlm"), lambda: ["T=2", "matched transformer"]),
          "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
 
 
-def result_path(task: str, method: str, seconds: float, out: Path = RESULTS) -> Path:
-    return out / f"{task}__{method.replace(' ', '_').replace('=', '')}__{int(seconds)}.json"
+def result_path(task: str, method: str, seconds: float, out: Path = RESULTS, width: int | None = None) -> Path:
+    return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{int(seconds)}.json"
 
 
 def main(argv=None):
@@ -171,6 +201,9 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=240, help="CPU seconds of training")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--list", action="store_true", help="print the methods of each task")
+    ap.add_argument("--width", type=int, help="language only: the ET's width D (H = D / 32, M = 4 D)")
+    ap.add_argument("--run-dir", type=Path, help="language only: save the run there and resume it when started again")
+    ap.add_argument("--evals", type=int, default=8, help="language only: evaluations during training")
     a = ap.parse_args(argv)
     if a.list:
         for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))
@@ -178,13 +211,15 @@ def main(argv=None):
     run, names = TASKS[a.task]
     if a.method not in names(): ap.error(f"unknown method {a.method!r} for {a.task}; choose from {names()}")
     stamp, t0 = machine(), time.time()
-    r = run(a.method, a.seconds)
+    lang = dict(width=a.width, run_dir=a.run_dir, evals=a.evals) if a.task.endswith("language") else {}
+    if not lang and (a.width or a.run_dir): ap.error("--width and --run-dir are for --task language")
+    r = run(a.method, a.seconds, **lang)
     model, log = r.pop("model"), r.pop("log")
     row = dict(task=a.task, method=a.method, seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
                steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),
                train_wall_s=round(log["train_time_s"], 1), **r,
                machine=dict(stamp, load_end=load(), run_wall_s=round(time.time() - t0, 1)))
-    path = result_path(a.task, a.method, a.seconds, Path(a.out))
+    path = result_path(a.task, a.method, a.seconds, Path(a.out), a.width)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(row, indent=1) + "\n")
     print(json.dumps({k: v for k, v in row.items() if k not in ("curve", "machine")}), flush=True)
