@@ -7,7 +7,8 @@ VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 
 # Debian packages: pandoc renders the site, chromium + driver run the browser test, libjs-mathjax serves math
-# without a CDN, dataset-fashion-mnist, bible-kjv and mate-backgrounds (photos) are the offline training data.
+# without a CDN, dataset-fashion-mnist, bible-kjv and mate-backgrounds (photos) are the offline training data, and
+# fortunes (quotations) is English from outside the Bible for the language models' out-of-domain test.
 need=()
 command -v pandoc >/dev/null || need+=(pandoc)
 command -v chromium >/dev/null || need+=(chromium)
@@ -16,6 +17,7 @@ command -v chromedriver >/dev/null || need+=(chromium-driver)
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
 command -v bible >/dev/null || need+=(bible-kjv)
 [ -d /usr/share/backgrounds/mate/nature ] || need+=(mate-backgrounds)
+[ -f /usr/share/games/fortunes/literature ] || need+=(fortunes)
 [ -f /usr/share/javascript/lunr/lunr.min.js ] || [ -f /usr/share/javascript/lunr/lunr.js ] || need+=(libjs-lunr)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need[*]}"
