@@ -16,6 +16,7 @@ min_python = cfg["min_python"]
 
 requirements = cfg.get("requirements", "").split()
 dev_requirements = cfg.get("dev_requirements", "").split()
+cuda_requirements = cfg.get("cuda_requirements", "").split()  # pip install -e ".[cuda]": JAX for NVIDIA GPUs
 scripts = [s.strip() for s in cfg.get("console_scripts", "").split() if s.strip()]
 
 setuptools.setup(
@@ -42,7 +43,7 @@ setuptools.setup(
     package_dir={"": "."},  # flat layout, said explicitly: an editable install is a plain path entry (no finder, no warning)
     package_data={f"{lib}.checkpoints": ["*.npz", "*.json"]},
     install_requires=requirements,
-    extras_require={"dev": dev_requirements},
+    extras_require={"dev": dev_requirements, "cuda": cuda_requirements},
     entry_points={
         "console_scripts": scripts,
         "nbdev": [f"{lib}={lib}._modidx:d"],

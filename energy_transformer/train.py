@@ -21,6 +21,7 @@ from pathlib import Path
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding
@@ -33,7 +34,7 @@ from .core import count_params
 
 # %% auto #0
 __all__ = ['FROZEN', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate',
-           'shard_batch', 'make_train_step', 'TrainingInterrupted', 'fit', 'load_train_state']
+           'shard_batch', 'make_train_step', 'TrainingInterrupted', 'ProcessLost', 'fit', 'load_train_state']
 
 # %% ../nbs/13_train.ipynb #79ce5bee
 class JSONConfig:
@@ -115,10 +116,13 @@ def replicate(tree, mesh: Mesh):
 
 
 def shard_batch(batch, mesh: Mesh):
-    "Split a batch (an array or a pytree of arrays) along its first axis over the mesh."
+    """Split a batch (an array or a pytree of arrays) along its first axis over the mesh. With several processes, each
+    passes its own rows (its slice of the global batch, in process order) and they join into one global array."""
+    sh = NamedSharding(mesh, P("batch"))
     def put(x):
-        if x.shape[0] % mesh.size: raise ValueError(f"batch of {x.shape[0]} does not split over {mesh.size} devices")
-        return jax.device_put(x, NamedSharding(mesh, P("batch")))
+        rows = x.shape[0] * jax.process_count()
+        if rows % mesh.size: raise ValueError(f"batch of {rows} does not split over {mesh.size} devices")
+        return jax.make_array_from_process_local_data(sh, x)
     return jax.tree.map(put, batch)
 
 
@@ -171,6 +175,37 @@ def _stop_requests():
 def _nbytes(tree) -> int: return int(sum(x.nbytes for x in jax.tree.leaves(eqx.filter(tree, eqx.is_array))))
 
 
+class ProcessLost(RuntimeError):
+    "A run of several processes lost one: a collective operation failed, so another process stopped or cannot be reached"
+
+
+_STATUS = ("UNKNOWN", "UNAVAILABLE", "INTERNAL", "ABORTED", "CANCELLED", "DEADLINE_EXCEEDED")  # a failed collective's
+
+
+def _lost(e: Exception) -> bool:
+    "Is `e` a collective operation that failed at run time in a run of several processes?"
+    return (jax.process_count() > 1 and isinstance(e, ValueError | jax.errors.JaxRuntimeError)
+            and str(e).split(":", 1)[0] in _STATUS)
+
+
+_extremes = jax.jit(lambda x: (jnp.min(x), jnp.max(x)))
+
+
+def _across(x: int, mesh: Mesh) -> tuple[int, int]:
+    "(least, greatest) of the int `x` over the processes of `mesh` (one small all-reduce; none with one process)"
+    if jax.process_count() == 1: return x, x
+    local = np.full(len(mesh.local_devices), x, np.int32)
+    lo, hi = _extremes(jax.make_array_from_process_local_data(NamedSharding(mesh, P("batch")), local))
+    return int(lo), int(hi)
+
+
+def _local(tree):
+    "`tree` with its (replicated) arrays copied to this process's first device, for code outside the run's mesh"
+    if jax.process_count() == 1: return tree
+    dev = jax.local_devices()[0]
+    return jax.tree.map(lambda x: jax.device_put(np.asarray(x), dev) if eqx.is_array(x) else x, tree)
+
+
 def fit(model: eqx.Module,  # the initial model (its class has a `config` with `to_dict()`)
         loss_fn: Callable,  # `loss_fn(model, batch, key) -> scalar`, pure JAX
         batches: Callable[[int], Iterator],  # `batches(start_step)` yields the training batches from that step on
@@ -188,15 +223,22 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
     "Train `model` with AdamW on `loss_fn`; returns the trained model and the log (also written to `out`)."
     check_stem(name, "name")
     ckpt = Path(out) / f"{name}.npz" if out is not None else None
+    writer = jax.process_index() == 0  # of several processes, the first one writes files and shows progress
     with contextlib.ExitStack() as stack:
-        if ckpt is not None:  # checked before any work: room for a new checkpoint (parameters and two Adam moments)
+        if ckpt is not None and writer:  # checked before any work: room for a checkpoint (parameters, two Adam moments)
             check_output_dir(out, "out", need=6 * _nbytes(model) + 2**20)  # beside the old one until it is replaced
             stack.enter_context(run_lock(ckpt))
-        return _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resume, progress, stop_at, meta,
-                    mesh, stack.enter_context(_stop_requests()))
+        try:
+            return _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resume, progress and writer,
+                        stop_at, meta, mesh, stack.enter_context(_stop_requests()), writer)
+        except Exception as e:
+            if not _lost(e): raise
+            raise ProcessLost(f"process {jax.process_index()} of {jax.process_count()}: another process stopped or cannot "
+                              f"be reached ({str(e).splitlines()[0][:160]}); the last checkpoint is kept") from None
 
 
-def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resume, progress, stop_at, meta, mesh, stop):
+def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resume, progress, stop_at, meta, mesh, stop,
+         writer):
     "`fit` once its output folder is checked and locked; `stop` is the flag that SIGINT and SIGTERM set"
     t_start = time.time()
     mesh = make_mesh() if mesh is None else mesh
@@ -206,7 +248,8 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
     params, static = eqx.partition(model, trainable(model))
     opt_state = optimizer.init(params)
     log = dict(model=type(model).__name__, model_config=model.config.to_dict(), train_config=tc.to_dict(),
-               n_params=count_params(params), devices=[str(d) for d in mesh.devices.flat], jax_version=jax.__version__,
+               n_params=count_params(params), devices=[str(d) for d in mesh.devices.flat], processes=jax.process_count(),
+               jax_version=jax.__version__,
                **(meta or {}), history=[], evals=[], train_time_s=0.0, train_cpu_s=0.0, wall_time_s=0.0)
     step = 0
     if resume and ckpt is not None and ckpt.exists():
@@ -220,6 +263,8 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
         params, static = eqx.partition(model, trainable(model))
         opt_state = fill_tree(opt_state, arrays, "opt/", ckpt)
         step, log = int(header["step"]), header["meta"]
+    if (steps := _across(step, mesh))[0] != steps[1]:
+        raise ValueError(f"the processes start at different steps (from {steps[0]} to {steps[1]}): each must read {ckpt}")
     params, static, opt_state = replicate((params, static, opt_state), mesh)
     wall0 = log["wall_time_s"]
 
@@ -227,12 +272,12 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
         log["wall_time_s"] = round(wall0 + time.time() - t_start, 1)
         if window: log["pending_losses"] = [float(v) for v in jax.device_get(window)]  # steps not yet in `history`
         else: log.pop("pending_losses", None)
-        if ckpt is None: return
+        if ckpt is None or not writer: return
         try: save_run(ckpt, eqx.combine(params, static), log, step=step, opt_state=opt_state)
         except OSError as e: raise OSError(f"cannot save {ckpt} ({e.strerror or e}); its previous version is kept") from None
 
     def run_eval():
-        r = evaluate(eqx.combine(params, static))
+        r = evaluate(_local(eqx.combine(params, static)))  # every process evaluates its own copy: the logs agree
         log["evals"].append(dict(step=step, time_s=round(log["train_time_s"], 2),
                                  cpu_s=round(log.get("train_cpu_s", 0.0), 2), **r))
         return r
@@ -257,9 +302,15 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
         window, t_win, c_win = [], now, cpu
         if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
 
+    def stopping():  # of several processes, a stop request in any stops all at the next log entry (one small all-reduce)
+        if jax.process_count() == 1: return stop["signal"] is not None
+        if step % tc.log_every: return False
+        if _across(stop["signal"] is not None, mesh)[1]: stop["signal"] = stop["signal"] or signal.SIGTERM
+        return stop["signal"] is not None
+
     done = False  # trained and evaluated to the end
     try:
-        while step < last and stop["signal"] is None:
+        while step < last and not stopping():
             params, opt_state, loss, step = (*train_step(params, static, opt_state, shard_batch(next(stream), mesh),
                                                          jax.random.fold_in(key0, step)), step + 1)  # one assignment
             window.append(loss)
@@ -278,13 +329,14 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
                 run_eval()
             if final_evaluate is not None and log.get("final", {}).get("step") != step:
                 if progress: print(f"{name}: final held-out evaluation ...", file=sys.stderr, flush=True)
-                log["final"] = dict(step=step, **final_evaluate(eqx.combine(params, static)))
+                log["final"] = dict(step=step, **final_evaluate(_local(eqx.combine(params, static))))
             done = True
     except KeyboardInterrupt: stop["signal"] = stop["signal"] or signal.SIGINT
     finally: bar.close()
     save()  # at the end, at `stop_at`, or on a stop request: the state for resuming
+    _across(step, mesh)  # of several processes, each returns once process 0 has saved (a resume reads that file)
     if stop["signal"] is not None and not done: raise TrainingInterrupted(step, tc.steps, ckpt)
-    return eqx.combine(params, static), log
+    return _local(eqx.combine(params, static)), log
 
 # %% ../nbs/13_train.ipynb #cbaacb37
 def load_train_state(path: str | os.PathLike,  # a checkpoint written by `fit`
