@@ -28,8 +28,9 @@ for p in (str(ROOT), str(ROOT / "benchmarks")):
 import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from equal_time import load  # noqa: E402
 from jaxtyping import Array, Float  # noqa: E402
-from run import load, timeit  # noqa: E402
+from timing import timeit  # noqa: E402
 
 from energy_transformer.core import count_params  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402

@@ -46,9 +46,9 @@ import equinox as eqx  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from equal_time import machine  # noqa: E402
+from equal_time import load, machine  # noqa: E402
 from jax import lax  # noqa: E402
-from run import MIN_TIME, STAMP, load, memory, timeit  # noqa: E402
+from timing import MIN_TIME, STAMP, memory, timeit  # noqa: E402
 
 from energy_transformer.core import _allowed, _masked_lse_softmax, descend  # noqa: E402
 from energy_transformer.evaluate import masked_mse  # noqa: E402

@@ -78,20 +78,17 @@ def test_quick_benchmark_end_to_end(tmp_path):
     assert "| no measured kernel above the roof" in md and "<= roof | yes |" in md
 
 
-def _run_module():
-    "benchmarks/run.py as a module (it is a script, not part of the package)"
-    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _bench(name: str):
+    "A module of benchmarks/ (files beside each other that import one another, not part of the package)"
+    if str(ROOT / "benchmarks") not in sys.path: sys.path.insert(0, str(ROOT / "benchmarks"))
+    return importlib.import_module(name)
 
 
 def test_bench_md_is_the_shipped_bench_json():
     "bench.md is what run.py renders from bench.json (the site's benchmarks page renders its table from bench.json)"
-    run = _run_module()
     r = json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text())
-    assert run.stamped_only(r) == r  # every section carries its machine
-    md = run.markdown(r)
+    assert _bench("stamps").stamped_only(r) == r  # every section carries its machine
+    md = _bench("report").markdown(r)
     assert (ROOT / "benchmarks" / "results" / "bench.md").read_text() == md
     for key in ("training", "training_profile", "generation"): assert key in r, key
     assert "speedup" in r["training"] and "speedup" in r["generation"]
@@ -99,44 +96,45 @@ def test_bench_md_is_the_shipped_bench_json():
 
 def test_shipped_bench_json_renders_with_machines():
     """The shipped bench.json renders a table whose rows all name their machine"""
-    run = _run_module()
+    stamps = _bench("stamps")
     r = json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text())
     assert "updates" not in r and "circulant" not in r
-    for k in run.SECTIONS:
-        if k in r: assert run.has_stamp(k, r[k]), k
-    lines = run.table_markdown(r).splitlines()
+    for k in stamps.SECTIONS:
+        if k in r: assert stamps.has_stamp(k, r[k]), k
+    lines = _bench("report").table_markdown(r).splitlines()
     assert len(lines) > 10 and all(l.count("|") == 6 for l in lines)
     assert all(l.rstrip(" |").rsplit("|", 1)[1].strip() for l in lines[2:])
 
 
-def _ttq_file(folder, task, method, seconds, valid, cores_used=1, **kw):
+def _ttq_file(folder, task, method, seconds, valid, cores_used=1, metric="masked_mse", width=None, **kw):
     m = dict(date="2026-11-25 10:00 UTC", cpu="Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", cores=2, cores_used=cores_used,
              load_start=1.0, load_end=1.5, run_wall_s=300.0)
     row = dict(task=task, method=method, seconds=seconds, model="M", n_params=1000, steps=100, train_cpu_s=seconds,
-               train_wall_s=seconds, metric="masked_mse", lower_is_better=True, description=f"{method} run",
+               train_wall_s=seconds, metric=metric, lower_is_better=True, description=f"{method} run",
                steps_per_cpu_s=[2.0], valid=valid, test=valid * 1.1, curve=[dict(step=100, cpu_s=seconds, value=valid)],
                machine=m, **kw)
-    (folder / f"{task}__{method.replace(' ', '_')}__{seconds}.json").write_text(json.dumps(row))
+    D = f"__D{width}" if width else ""  # the file name `training_methods.result_path` gives a run at another width
+    (folder / f"{task}__{method.replace(' ', '_').replace('=', '')}{D}__{seconds}.json").write_text(json.dumps(row))
 
 
 def test_time_to_quality_reader(tmp_path):
     "The time-to-quality sections read every run file of a folder, keep each run's machine, and compare like with like"
-    run = _run_module()
+    tq, report = _bench("time_to_quality"), _bench("report")
     _ttq_file(tmp_path, "image", "exact", 240, 0.02, grad_cosine={}, phases=[[1.0, {}]])
     _ttq_file(tmp_path, "image", "matched transformer", 240, 0.025, grad_cosine={}, phases=[[1.0, {}]])
     (tmp_path / "notes.txt").write_text("not a run")
-    q = run.bench_time_to_quality(tmp_path)
+    q = tq.bench_time_to_quality(tmp_path)
     assert list(q) == ["image"] and q["image"]["metric"] == "masked_mse" and q["image"]["lower_is_better"]
     rows = q["image"]["rows"]
     assert [x["method"] for x in rows] == ["exact", "matched transformer"]
     assert all(x["machine"]["cores_used"] == 1 and x["seconds"] == 240 for x in rows)
-    assert set(run.TTQ_KEYS) <= set(rows[0])
-    (e,) = run.ttq_summary(q["image"])
+    assert set(tq.TTQ_KEYS) <= set(rows[0])
+    (e,) = tq.ttq_summary(q["image"])
     assert e["best"]["method"] == "exact" and e["transformer"]["valid"] == 0.025 and e["compare"] == "0.80x"
-    tm = run.bench_training_methods(tmp_path)
+    tm = tq.bench_training_methods(tmp_path)
     assert tm["seconds"] == 240 and tm["best"] == "exact" and len(tm["rows"]) == 2
     r = dict(time_to_quality=q, training_methods=tm)
-    md = run.table_markdown(r)
+    md = report.table_markdown(r)
     assert "time to quality, image, validation masked MSE after 240 CPU s each (one core per run)" in md
     assert "ET exact 0.0200 vs matched transformer 0.0250 (0.80x)" in md
     assert "Intel Xeon Gold 6338, 1 of 2 cores each, load 1.0–1.5, 2026-11-25" in md
@@ -144,9 +142,47 @@ def test_time_to_quality_reader(tmp_path):
     assert all(l.count("|") == 6 for l in md.splitlines())
 
 
+def test_time_to_quality_widths(tmp_path):
+    "A run at another width than the recipe's (`__D<width>` in its file name) is another method, compared like with like"
+    tq = _bench("time_to_quality")
+    for method, width, bpc in (("T=2", None, 2.0), ("T=2", 192, 1.9), ("matched transformer", None, 1.95)):
+        _ttq_file(tmp_path, "language", method, 300, bpc, metric="bpc", width=width)
+    q = tq.bench_time_to_quality(tmp_path)["language"]
+    assert [(x["method"], x.get("width")) for x in q["rows"]] == [("T=2", None), ("T=2 (D = 192)", 192),
+                                                                  ("matched transformer", None)]
+    assert q["rows"][1]["source"] == "benchmarks/results/ttq/language__T2__D192__300.json"
+    (e,) = tq.ttq_summary(q)  # no transformer at D = 192: the recipe's matched transformer
+    assert (e["best"]["method"], e["transformer"]["method"], e["n_et"], e["compare"]) == ("T=2 (D = 192)",
+                                                                                        "matched transformer", 2, "-0.050 bits")
+    _ttq_file(tmp_path, "language", "matched transformer", 300, 1.8, metric="bpc", width=192)
+    (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["language"])  # a transformer of the best ET's width
+    assert (e["transformer"]["method"], e["n_et"], e["compare"]) == ("matched transformer (D = 192)", 2, "+0.100 bits")
+    md = _bench("report").table_markdown(dict(time_to_quality=dict(language=tq.bench_time_to_quality(tmp_path)["language"])))
+    assert "ET T=2 (D = 192) 1.900 (best of 2 ET methods) vs matched transformer (D = 192) 1.800 (+0.100 bits)" in md
+
+
+def test_only_merges_into_the_shipped_bench_json(tmp_path):
+    """`run.py --only time_to_quality` (a section read from files: nothing timed) replaces that section in an earlier
+    bench.json and keeps the others as they were; run.py still offers `ttq_summary`, which the pages read runs through"""
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    shipped = json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text())
+    (tmp_path / "bench.json").write_text(json.dumps(shipped))
+    run.main(["--only", "time_to_quality", "--out", str(tmp_path)])
+    r = json.loads((tmp_path / "bench.json").read_text())
+    tq = _bench("time_to_quality")
+    assert r["time_to_quality"] == tq.bench_time_to_quality(ROOT / "benchmarks" / "results" / "ttq")
+    for k in _bench("stamps").SECTIONS:
+        if k != "time_to_quality": assert r.get(k) == shipped.get(k), k
+    assert (tmp_path / "bench.md").read_text() == _bench("report").markdown(r)
+    image = r["time_to_quality"]["image"]
+    assert [e["seconds"] for e in run.ttq_summary(image)] == sorted({x["seconds"] for x in image["rows"]})
+
+
 def test_merge_keeps_stamped_sections_only():
     "An --only refresh replaces whole sections; the earlier file's sections without a machine stamp are dropped"
-    run = _run_module()
+    run = _bench("stamps")
     m = dict(date="2026-11-20 10:00 UTC", cpu="X", cores=2, cores_used=2, load_start=1.0, load_end=1.0)
     old = dict(quick=False, machine=dict(m, jax="0", platform="p"), dense=dict(time_s=1.0, machine=m),
                attention=dict(rows=[], machine=m), training_candidates=dict(rows=[]), circulant=dict(steps=1))
@@ -166,10 +202,7 @@ def test_training_gradient_candidates_are_exact():
     import numpy as np
 
     from energy_transformer.core import EnergyTransformer, ETConfig
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_variants", ROOT / "benchmarks" / "variants.py")
-    var = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(var)
+    var = _bench("variants")
     with jax.enable_x64(True):
         et = EnergyTransformer(ETConfig(D=16, H=2, Y=4, M=24), key=jax.random.key(0))
         et = jax.tree.map(lambda a: a.astype(jnp.float64) if eqx.is_inexact_array(a) else a, et)
@@ -190,10 +223,7 @@ def test_circulant_projection_is_a_circular_correlation():
     import jax
     import jax.numpy as jnp
     import numpy as np
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_circulant", ROOT / "benchmarks" / "circulant.py")
-    circ = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # registered: it defines a dataclass
-    spec.loader.exec_module(circ)
+    circ = _bench("circulant")
     with jax.enable_x64(True):
         c = jax.random.normal(jax.random.key(0), (3, 8), jnp.float64)
         g = jax.random.normal(jax.random.key(1), (5, 8), jnp.float64)

@@ -1,0 +1,108 @@
+"""Sections 9 and 10 of `run.py`: held-out quality after equal CPU time, read from the files `benchmarks/training_methods.py`
+writes (`results/ttq/<task>__<method>[__D<width>]__<seconds>.json`, one run each with its machine stamp), and their
+summary per task and budget (the best ET way of training against the matched transformer)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+TRANSFORMERS = ("matched transformer", "tied transformer")  # the baselines of `training_methods.py`; others are ETs
+TTQ_KEYS = ("method", "seconds", "description", "n_params", "steps", "steps_per_cpu_s", "train_cpu_s", "valid", "test", "curve",
+            "machine")
+
+
+def run_width(f: Path) -> int | None:
+    "The model width D in a run file's name (`language__T2__D192__5400.json` -> 192), None for the recipe's own width."
+    parts = Path(f).stem.split("__")
+    return int(parts[2][1:]) if len(parts) == 4 and re.fullmatch(r"D\d+", parts[2]) else None
+
+
+def method_label(method: str, width: int | None) -> str:
+    "A method's name in the tables: a run at another width than the recipe's is another method (`T=2 (D = 192)`)."
+    return f"{method} (D = {width})" if width else method
+
+
+def base_method(x: dict) -> str:
+    "A row's method without its width (`T=2 (D = 192)` -> `T=2`)."
+    return x["method"].split(" (D = ")[0]
+
+
+def read_runs(folder: Path, keys: tuple = TTQ_KEYS) -> list[dict]:
+    """Every stamped run file of `folder` (files without a machine stamp are left out): its `task`, `metric`,
+    `lower_is_better` and `keys`, the method named with its width when the file name gives one, and its source."""
+    out = []
+    for f in sorted(Path(folder).glob("*.json")):
+        r = json.loads(f.read_text())
+        if "machine" not in r: continue
+        w = run_width(f)
+        out.append({k: r.get(k) for k in ("task", "metric", "lower_is_better", *keys)}
+                   | dict(method=method_label(r["method"], w), source=f"benchmarks/results/ttq/{f.name}")
+                   | (dict(width=w) if w else {}))
+    return out
+
+
+def bench_time_to_quality(folder: Path) -> dict:
+    """Held-out quality after equal CPU time for each task and training method: every file that
+    `benchmarks/training_methods.py` wrote to `folder` (one run each, minutes of training, pinned to a core), as
+    {task: {metric, lower_is_better, rows}}, rows sorted by budget then method, each with its run's machine stamp.
+    Files without a stamp are left out."""
+    out = {}
+    for r in read_runs(folder):
+        t = out.setdefault(r.pop("task"), dict(metric=r.pop("metric"), lower_is_better=r.pop("lower_is_better"), rows=[]))
+        t["rows"].append(r)
+    for t in out.values(): t["rows"].sort(key=lambda x: (x["seconds"], x["method"]))
+    return out
+
+
+def _best(rows: list[dict], lower_is_better: bool) -> dict | None:
+    "The ET row (not a transformer baseline) with the best validation value."
+    ets = [x for x in rows if base_method(x) not in TRANSFORMERS]
+    if not ets: return None
+    return (min if lower_is_better else max)(ets, key=lambda x: x["valid"])
+
+
+def bench_training_methods(folder: Path) -> dict | None:
+    """The ways of training the image ET (and its transformer baselines) at the smallest budget of the files in
+    `folder`: quality, steps per CPU second of each phase, the cosine of approximate gradients to the exact one, and
+    the best ET method by validation masked MSE."""
+    runs = [r for r in read_runs(folder, TTQ_KEYS + ("grad_cosine", "phases", "baselines")) if r["task"] == "image"]
+    if not runs: return None
+    seconds = min(r["seconds"] for r in runs)
+    drop = ("task", "metric", "lower_is_better", "source")
+    rows = sorted(({k: v for k, v in r.items() if k not in drop} for r in runs if r["seconds"] == seconds),
+                  key=lambda x: x["method"])
+    best = _best(rows, runs[0]["lower_is_better"])
+    return dict(task="image", metric=runs[0]["metric"], lower_is_better=runs[0]["lower_is_better"], seconds=seconds,
+                rows=rows, best=best["method"] if best else None)
+
+
+METRIC = dict(masked_mse="validation masked MSE", bpc="validation bits per character", accuracy="validation accuracy")
+
+
+def _value(metric: str, v: float) -> str:
+    return f"{v:.1%}" if metric == "accuracy" else f"{v:.3f}" if metric == "bpc" else f"{v:.4f}"
+
+
+def _compare(metric: str, et: float, tf: float) -> str:
+    "ET against the transformer: a ratio of MSEs, a difference of bits per character or of accuracy points."
+    if metric == "bpc": return f"{et - tf:+.3f} bits"
+    if metric == "accuracy": return f"{(et - tf) * 100:+.1f} points"
+    return f"{et / tf:.2f}x"
+
+
+def ttq_summary(q: dict) -> list[dict]:
+    """One entry per budget of a time-to-quality task (`bench.json`'s `time_to_quality[task]`): the budget, the best
+    ET row, the matched transformer's row (or None: the one at the best ET's width, else the recipe's), the comparison,
+    and the machine stamps of all its runs."""
+    out = []
+    for sec in sorted({x["seconds"] for x in q["rows"]}):
+        rows = [x for x in q["rows"] if x["seconds"] == sec]
+        best = _best(rows, q["lower_is_better"])
+        tfs = {x.get("width"): x for x in rows if base_method(x) == "matched transformer"}
+        tf = tfs.get((best or {}).get("width"), tfs.get(None))
+        out.append(dict(seconds=sec, best=best, transformer=tf, n_et=sum(base_method(x) not in TRANSFORMERS for x in rows),
+                        compare=_compare(q["metric"], best["valid"], tf["valid"]) if best and tf else None,
+                        cores_used=sorted({x["machine"].get("cores_used", x["machine"]["cores"]) for x in rows}),
+                        machines=[x["machine"] for x in rows]))
+    return out
