@@ -20,16 +20,18 @@ import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from fastcore.script import call_parse, store_true
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from .checks import check_int, check_output_dir, check_stem, quiet_interrupts
 from .core import ETConfig
 from .data import DATASETS, BatchIterator, load_images
+from .distributed import exit_now, join_processes, launch_local
 from .evaluate import baselines, biharmonic_fill, eval_set, evaluate, masked_mse, predict_images
 from .image import ImageEnergyTransformer, ImageETConfig
 from .patches import keep_count, make_masks, mask_count
-from .train import JSONConfig, TrainConfig, TrainingInterrupted, fit, make_optimizer, make_train_step, trainable
+from .train import JSONConfig, ProcessLost, TrainConfig, TrainingInterrupted, fit, make_optimizer, make_train_step, trainable
 
 # %% auto #0
 __all__ = ['PRESETS', 'EXACT_PATHS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting',
@@ -98,15 +100,19 @@ def image_batches(images: np.ndarray,  # training images (n, C, Hpx, Wpx)
                   seed: int = 0,  # shuffling (and flips)
                   flip: bool = True,  # random horizontal flips
                   ):
-    "`batches(start_step)` for `fit`: shuffled epochs of images; batch `s` depends only on the seed and `s`."
+    """`batches(start_step)` for `fit`: shuffled epochs of images; batch `s` depends only on the seed and `s`. Of several
+    processes, each gets its own rows of every batch (process `i` of `n`: the `i`-th of `n` equal parts)"""
     it = BatchIterator(images, batch_size, seed=seed, flip=flip)
+    n, i_proc = jax.process_count(), jax.process_index()
+    if batch_size % n: raise ValueError(f"batch size {batch_size} does not split over {n} processes")
+    rows = slice(i_proc * batch_size // n, (i_proc + 1) * batch_size // n)
 
     def batches(start: int):
         epoch, i = divmod(start, len(it))
         while True:
             epoch_it = it.epoch_batches(epoch)
             for _ in range(i): next(epoch_it)  # skip the batches already used in this epoch (cheap: slicing)
-            yield from epoch_it
+            yield from (x[rows] for x in epoch_it)
             epoch, i = epoch + 1, 0
     return batches
 
@@ -167,10 +173,15 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
              resume: store_true = False,  # continue from an existing checkpoint
              quiet: store_true = False,  # no progress bar
              gradient: str = "auto",  # a path of `EXACT_PATHS`, "fastest" (time them first), "auto" (fastest from 1,000 steps)
+             processes: int = 1,  # processes of the run (without --process-id: started here, on this machine)
+             process_id: int = None,  # this process's index on a cluster, 0 .. processes - 1 (with --coordinator)
+             coordinator: str = None,  # host:port of process 0 on a cluster
              ):
     "Train an image Energy Transformer from a preset; writes a checkpoint and a JSON log."
     quiet_interrupts("et-train")
+    who = "" if process_id is None else f"process {process_id} of {processes}: "  # on a message of one of several
     try:
+        check_int("et-train", "--processes", processes)
         if data is not None and data not in DATASETS:
             raise ValueError(f"unknown data set {data!r}; choose from {sorted(DATASETS)}")
         kw = {k: v for k, v in dict(data=data, steps=steps, batch_size=batch_size, lr=lr, T=descent_steps, alpha=alpha,
@@ -181,18 +192,30 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist or natural
         choices = ("auto", "fastest", *EXACT_PATHS)
         if gradient not in choices: raise ValueError(f"unknown --gradient {gradient!r}; choose from {choices}")
         mc, task, tc = preset(preset_name, **kw)
+        if tc.batch_size % processes: raise ValueError(f"batch size {tc.batch_size} does not split over {processes} processes")
+        if processes > 1 and process_id is None:  # on this machine: start the processes, each runs this same command
+            sys.exit(launch_local([sys.executable, *sys.argv], processes, prog="et-train"))
+        join_processes(coordinator, processes, 0 if process_id is None else process_id)
+        quiet = quiet or jax.process_index() > 0  # one process speaks
         if gradient == "auto":  # timing the paths costs a few compilations: worth it for long runs only
             gradient = "fastest" if tc.steps >= 1000 else "closed form, nested remat"
         if gradient == "fastest":
             gradient, _, rates = fastest_exact_path(mc, tc.batch_size, iters=2)
+            if processes > 1:  # every process trains the same program: process 0's timing decides
+                gradient = list(EXACT_PATHS)[int(multihost_utils.broadcast_one_to_all(list(EXACT_PATHS).index(gradient)))]
             if not quiet: print("exact gradient paths here, images/s: " + ", ".join(f"{k} {v:.0f}" for k, v in rates.items())
                                 + f"; training with {gradient}", file=sys.stderr)
         model, log = train_inpainting(mc, task, tc, out=out, name=stem, resume=resume, progress=not quiet,
                                       preset_name=preset_name, descend_kw=EXACT_PATHS[gradient])
     except TrainingInterrupted as e:
-        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
+        if jax.process_index() == 0: print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr)
+        sys.exit(130)
+    except ProcessLost as e: print(f"et-train: error: {e}", file=sys.stderr); exit_now(1)  # not JAX's shutdown: it waits
     except (ValueError, FileNotFoundError, OSError, FloatingPointError) as e:
-        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
+        print(f"et-train: error: {who}{e}", file=sys.stderr)
+        if processes > 1: exit_now(2)
+        sys.exit(2)
+    if jax.process_index() > 0: return
     f = log["final"]
     print(f"wrote {Path(out) / (stem + '.npz')} and {stem}.json: {f['step']} steps in {log['wall_time_s']:.0f} s; "
           f"test masked MSE {f['model']['mse']:.5f} (mean fill {f['mean_fill']['mse']:.5f}, "
