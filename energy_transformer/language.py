@@ -27,8 +27,8 @@ from .text import CharVocab
 # %% auto #0
 __all__ = ['extend', 'prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET',
            'CausalTransformer', 'AbstractMaskedLM', 'MaskedET', 'MaskedTransformer', 'matched_transformer', 'ar_loss',
-           'mask_for_training', 'mlm_loss', 'DescentCache', 'prefill', 'next_logits', 'sample_char', 'generate', 'fill',
-           'generate_masked']
+           'mask_for_training', 'mlm_loss', 'DescentCache', 'prefill', 'next_logits', 'sample_char', 'generate',
+           'fill_rounds', 'fill', 'generate_masked']
 
 # %% ../nbs/05_language.ipynb #90128eb4
 def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
@@ -66,8 +66,7 @@ def prefix_grad(et: EnergyTransformer, # the energy
     """Row C is dE_C/dg_C, each token's gradient of its own energy given its prefix: an attention from the query of C to
     the keys B <= C (values K_B pulled back through Wq) minus the Hopfield MLP. O(N^2 Y) for softmax, O(N (L + Y) Y) for taylor
     in chunks of L tokens"""
-    b, c = et.beta, et.config
-    N = g.shape[0]
+    b, c, N = et.beta, et.config, g.shape[0]
     Q, K = _queries_keys(et, g)
     if c.attention == "softmax":
         allowed = _causal_allowed(N, c.exclude_self)
@@ -108,11 +107,7 @@ class LMConfig:
     def __post_init__(self):
         CharVocab(self.chars)
         if self.objective not in ("ar", "mlm"): raise ValueError(f"objective must be 'ar' or 'mlm', got {self.objective!r}")
-        for k in ("N", "T"):
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"LMConfig.{k} must be an int >= 1, got {v!r}")
-        check_int("LMConfig", "T", self.T, 1, MAX_STEPS)
+        check_int("LMConfig", "N", self.N); check_int("LMConfig", "T", self.T, 1, MAX_STEPS)
         if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha > 0):
             raise ValueError(f"LMConfig.alpha must be a finite number > 0, got {self.alpha!r}")
         if self.et.causal: raise ValueError("LMConfig.et.causal must be False: the causal descent comes from `objective`")
@@ -309,8 +304,7 @@ class DescentCache(eqx.Module):
 
     @classmethod
     def empty(cls, config: LMConfig) -> DescentCache:
-        c, z = config, jnp.zeros
-        soft, tay = c.et.attention == "softmax", c.et.attention == "taylor"
+        c, z = config, jnp.zeros; soft, tay = c.et.attention == "softmax", c.et.attention == "taylor"
         return cls(z((c.T, c.et.H, c.N if soft else 0, c.et.Y)), z((c.T, c.et.H, c.et.Y if tay else 0)),
                    z((c.T, c.et.H) + ((c.et.Y, c.et.Y) if tay else (0, 0))), jnp.zeros((), jnp.int32))
 
@@ -369,20 +363,24 @@ def sample_char(logits: np.ndarray, # (V,) logits
                 rng: np.random.Generator,
                 temperature: float = 1.0, # 0: the most likely character
                 top_k: int | None = None, # keep the k most likely characters
+                top_p: float | None = None, # keep the most likely characters whose probabilities first sum to top_p (nucleus)
                ) -> int:
-    "Draw an id from softmax(logits / temperature), restricted to the top k"
+    "Draw an id from softmax(logits / temperature), restricted to the top k and to the nucleus of mass top_p"
     logits = np.asarray(logits, np.float64)
     if temperature == 0: return int(np.argmax(logits))
     if top_k is not None: logits = np.where(logits >= np.sort(logits)[-min(top_k, logits.size)], logits, -np.inf)
-    p = np.exp((logits - logits.max()) / temperature)
-    return int(rng.choice(p.size, p=p / p.sum()))
+    p = np.exp((logits - logits.max()) / temperature); p /= p.sum()
+    if top_p is not None:  # the nucleus: the fewest most likely ids whose mass reaches top_p
+        order = np.argsort(-p, kind="stable"); p[order[np.searchsorted(np.cumsum(p[order]), top_p) + 1:]] = 0; p /= p.sum()
+    return int(rng.choice(p.size, p=p))
+
 
 # %% ../nbs/05_language.ipynb #ad9d4f58
 def _check_temperature(temperature):
     if isinstance(temperature, bool) or not (isinstance(temperature, (int, float)) and 0 <= temperature < math.inf):
         raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
 
-def _check_generation(model, prompt: str, length: int, temperature: float, top_k):
+def _check_generation(model, prompt: str, length: int, temperature: float, top_k, top_p=None):
     if model.config.objective != "ar":
         raise ValueError("generate needs an autoregressive model (objective 'ar'); use fill for a masked one")
     if not prompt: raise ValueError("the prompt must have at least one character")
@@ -391,17 +389,19 @@ def _check_generation(model, prompt: str, length: int, temperature: float, top_k
     _check_temperature(temperature)
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
         raise ValueError(f"top_k must be an int >= 1 or None, got {top_k!r}")
+    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
+        raise ValueError(f"top_p must be a number in (0, 1] or None, got {top_p!r}")
 
 def generate(model: AbstractCharLM, # an autoregressive model
              prompt: str, # text to continue (at least one character)
              length: int = 200, # characters to generate
-             *, temperature: float = 0.8, top_k: int | None = None, seed: int = 0,
+             *, temperature: float = 0.8, top_k: int | None = None, top_p: float | None = None, seed: int = 0,
              cache: bool = True, # CausalET: descend only the new token against the cached prefix
              on_char=None, # called with each new character (streaming)
             ) -> str:
     """Continue `prompt` by `length` characters. A prompt longer than the context N keeps its last N characters; when the
     context fills up, the window slides: the model restarts from the last N/2 characters"""
-    _check_generation(model, prompt, length, temperature, top_k)
+    _check_generation(model, prompt, length, temperature, top_k, top_p)
     N, rng, vocab = model.config.N, np.random.default_rng(check_int("generate", "seed", seed, 0)), model.vocab
     ids = list(vocab.encode(prompt)[-N:])
     use_cache = cache and isinstance(model, CausalET)
@@ -410,13 +410,12 @@ def generate(model: AbstractCharLM, # an autoregressive model
     out = []
     def restart():
         if not use_cache: return None, None
-        state, logits = prefill(model, jnp.asarray(ids, jnp.int32))
-        return state, logits[-1]
+        state, logits = prefill(model, jnp.asarray(ids, jnp.int32)); return state, logits[-1]
     state, logits = restart()
     for _ in range(length):
         last = logits if use_cache else next_logits(model, jnp.asarray(ids + [0] * (N - len(ids)), jnp.int32),
                                                     jnp.asarray(len(ids)))  # traced n: one compilation for every prompt length
-        nxt = sample_char(np.asarray(last), rng, temperature, top_k)
+        nxt = sample_char(np.asarray(last), rng, temperature, top_k, top_p)
         out.append(vocab.chars[nxt])
         if on_char is not None: on_char(out[-1])
         ids.append(nxt)
@@ -429,9 +428,11 @@ def generate(model: AbstractCharLM, # an autoregressive model
 @eqx.filter_jit
 def _log_probs(model: AbstractCharLM, ids: Int[Array, "n"]) -> Float[Array, "n V"]: return jax.nn.log_softmax(model.logits(ids))
 
-def _unmask(model: AbstractMaskedLM, ids: np.ndarray, rounds: int, temperature: float, rng: np.random.Generator) -> np.ndarray:
+def _unmask(model: AbstractMaskedLM, ids: np.ndarray, rounds: int, temperature: float, rng: np.random.Generator,
+            on_round=None) -> np.ndarray:
     """Replace the MASK ids of one sequence in `rounds` rounds: each round draws a character for every masked position
-    (the most likely at temperature 0) and keeps the k it is most confident of, so later rounds condition on them"""
+    (the most likely at temperature 0) and keeps the k it is most confident of, so later rounds condition on them;
+    `on_round` gets a copy of the ids after each round"""
     ids = ids.copy()
     for r in range(rounds):
         left = np.flatnonzero(ids == model.mask_id)
@@ -442,27 +443,35 @@ def _unmask(model: AbstractMaskedLM, ids: np.ndarray, rounds: int, temperature: 
         conf = np.take_along_axis(lp, pick[:, None], -1)[:, 0]
         best = np.argsort(-conf, kind="stable")[:math.ceil(left.size / (rounds - r))]
         ids[left[best]] = pick[best]
+        if on_round is not None: on_round(ids.copy())
     return ids
 
-def fill(model: AbstractMaskedLM, # a masked model
-         text: str, # text with unknown characters marked by `blank`
-         *, blank: str = "_", rounds: int = 8, # unmasking rounds (at most one per blank)
-         temperature: float = 0.0, # 0: the most likely character; > 0: sample
-         seed: int = 0,
-        ) -> str:
-    """Fill the blanks by iterative unmasking: each round predicts every blank and fixes the most confident ones, so
-    that later rounds condition on earlier choices (as in MaskGIT and discrete diffusion); other characters never change"""
+def fill_rounds(model: AbstractMaskedLM, # a masked model
+                text: str, # text with unknown characters marked by `blank`
+                *, blank: str = "_", rounds: int = 8, # unmasking rounds (at most one per blank)
+                temperature: float = 0.0, # 0: the most likely character; > 0: sample
+                seed: int = 0,
+               ) -> list[str]:
+    """The text after each round of iterative unmasking, blanks still open shown as `blank`: each round predicts every
+    blank and fixes the most confident ones, so that later rounds condition on earlier choices (as in MaskGIT and
+    discrete diffusion); other characters never change"""
     if model.config.objective != "mlm": raise ValueError("fill needs a masked model (objective 'mlm')")
-    check_int("fill", "rounds", rounds)
-    _check_temperature(temperature)
+    check_int("fill", "rounds", rounds); _check_temperature(temperature)
     if len(blank) != 1 or blank in model.vocab.chars:
         raise ValueError(f"blank must be one character outside the vocabulary, got {blank!r}")
     if not 1 <= len(text) <= model.config.N:
         raise ValueError(f"text has {len(text)} characters; a masked model fills 1..N = {model.config.N} at a time")
     holes = np.array([ch == blank for ch in text])
     ids = np.where(holes, model.mask_id, model.vocab.encode(text.replace(blank, model.vocab.chars[0])))
-    ids = _unmask(model, ids, max(1, min(rounds, int(holes.sum()))), temperature, np.random.default_rng(seed))
-    return model.vocab.decode(ids)
+    _unmask(model, ids, max(1, min(rounds, int(holes.sum()))), temperature, np.random.default_rng(seed), (states := []).append)
+    return ["".join(blank if i == model.mask_id else model.vocab.chars[i] for i in s) for s in states or [ids]]
+
+def fill(model: AbstractMaskedLM, # a masked model
+         text: str, # text with unknown characters marked by `blank`
+         **kw, # `fill_rounds`'s blank, rounds (8), temperature (0: the most likely character) and seed
+        ) -> str:
+    "Fill the blanks by iterative unmasking: the text after the last round of `fill_rounds`; other characters never change"
+    return fill_rounds(model, text, **kw)[-1]
 
 
 # %% ../nbs/05_language.ipynb #unmaskgen
@@ -477,16 +486,14 @@ def generate_masked(model: AbstractMaskedLM, # a masked model
     """`length` new characters after `prompt`, by iterative unmasking (discrete-diffusion style), N/2 characters at a time:
     each window holds the last N/2 known characters and MASK tokens after them"""
     if model.config.objective != "mlm": raise ValueError("generate_masked needs a masked model (objective 'mlm')")
-    check_int("generate_masked", "length", length, 1, MAX_GENERATE)
-    check_int("generate_masked", "rounds", rounds)
+    check_int("generate_masked", "length", length, 1, MAX_GENERATE); check_int("generate_masked", "rounds", rounds)
     _check_temperature(temperature)
     N, rng = model.config.N, np.random.default_rng(seed)
     known, out = list(model.vocab.encode(prompt)[-(N // 2):]) if prompt else [], []
     while len(out) < length:
         n_new = min(N - len(known), length - len(out))
         ids = _unmask(model, np.array(known + [model.mask_id] * n_new), min(rounds, n_new), temperature, rng)
-        new = [int(i) for i in ids[len(known):]]
-        out += new
+        out += (new := [int(i) for i in ids[len(known):]])
         if on_text is not None: on_text(model.vocab.decode(new))
         known = (known + new)[-(N // 2):]
     return model.vocab.decode(out)

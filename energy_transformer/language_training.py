@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import replace
@@ -30,9 +31,9 @@ from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, 
 from .train import TrainConfig, fit
 
 # %% auto #0
-__all__ = ['LM_PRESETS', 'LANGUAGE_MODELS', 'lm_preset', 'lm_evaluator', 'fit_language_model', 'kjv_alphabet',
-           'train_language_model', 'language_quality', 'bpc_by_position', 'blank_accuracy', 'generation_speed',
-           'masked_generation_speed', 'load_language_model', 'et_generate']
+__all__ = ['LM_PRESETS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'lm_evaluator', 'fit_language_model', 'kjv_alphabet',
+           'train_language_model', 'to_alphabet', 'out_of_domain_text', 'language_quality', 'bpc_by_position',
+           'blank_accuracy', 'generation_speed', 'masked_generation_speed', 'load_language_model', 'et_generate']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -97,16 +98,21 @@ def fit_language_model(cls: type[eqx.Module], # CausalET, CausalTransformer, Mas
                        resume: bool = False, progress: bool = True,
                        stop_at: int | None = None, # stop after this step as if interrupted (see `fit`)
                        valid_chars: int = 60_000, # validation characters scored at each evaluation
+                       test_chars: int = 0, # test characters also scored at each evaluation (`test_bpc`; for curves only)
                        meta: dict | None = None, # extra header entries of the checkpoint
                       ) -> tuple[eqx.Module, dict]:
-    "Train any character model on the training books with `fit`, evaluating bits per character on the validation books"
+    """Train any character model on the training books with `fit`, evaluating bits per character on the validation books
+    (and, for a learning curve, on the first `test_chars` characters of the test books; nothing is chosen by them)"""
     splits = kjv_splits()
     model = cls(mc, key=jax.random.key(tc.seed))
     ids = mc.vocab.encode(splits["train"])
     width = mc.N + 1 if mc.objective == "ar" else mc.N
     loss = lm.ar_loss if mc.objective == "ar" else lm.mlm_loss
+    valid = lm_evaluator(splits["valid"], mc, valid_chars)
+    test = lm_evaluator(splits["test"], mc, test_chars) if test_chars else None
+    evaluate = valid if test is None else (lambda m: {**valid(m), "test_bpc": test(m)["bpc"]})
     return fit(model, loss, window_stream(ids, width, tc.batch_size, seed=tc.seed), tc,
-               evaluate=lm_evaluator(splits["valid"], mc, valid_chars), out=out, name=name, resume=resume,
+               evaluate=evaluate, out=out, name=name, resume=resume,
                progress=progress, stop_at=stop_at, meta=dict(task="language", **(meta or {})))
 
 def kjv_alphabet() -> str:
@@ -123,30 +129,68 @@ def train_language_model(name: str, # a preset of `lm_preset`
     return fit_language_model(cls, mc, preset_tc if tc is None else tc, out, name=name, meta=dict(preset=name), **kw)
 
 
+# %% ../nbs/09_language_training.ipynb #oodcode1
+OUT_OF_DOMAIN = {  # name -> (file, the Debian package that installs it)
+    "gpl3": ("/usr/share/common-licenses/GPL-3", "base-files"),
+    "literature": ("/usr/share/games/fortunes/literature", "fortunes"),
+}
+
+def to_alphabet(text: str, # any text
+                chars: str, # the alphabet (a model's `config.chars`)
+               ) -> str:
+    "`text` in the symbols of `chars`: paragraphs as line breaks, white space as one space, unknown symbols mapped or dropped"
+    near = {'"': "'", "`": "'", "[": "(", "]": ")", "{": "(", "}": ")"}
+    def symbol(ch):
+        for c in (ch, near.get(ch, ""), ch.lower(), ch.upper()):
+            if c and c in chars: return c
+        return ""
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
+    out = "\n".join("".join(map(symbol, p)) for p in paragraphs if p)
+    return re.sub(r" {2,}", " ", out)
+
+def out_of_domain_text(name: str, # a key of OUT_OF_DOMAIN
+                       chars: str, # the alphabet
+                      ) -> str:
+    "An English text from outside the Bible, in the alphabet `chars` (`to_alphabet`); fortunes: one quotation per paragraph"
+    if name not in OUT_OF_DOMAIN: raise ValueError(f"unknown text {name!r}; choose from {sorted(OUT_OF_DOMAIN)}")
+    path, package = OUT_OF_DOMAIN[name]
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path} is missing: it comes with the Debian package {package} (apt-get install {package})")
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    if path.endswith("fortunes/literature"):  # '%' lines separate quotations; '-- Author' lines are attributions
+        text = "\n\n".join(re.sub(r"\n\s*--.*", "", q).strip() for q in text.split("\n%\n"))
+    return to_alphabet(text, chars)
+
 # %% ../nbs/09_language_training.ipynb #5f05a01f
 def language_quality(models: dict[str, eqx.Module], # name -> trained model
                      logs: dict[str, dict], # name -> its training log (for steps and seconds)
                      n_chars: int | None = None, # score the first n test characters only (None: all)
                     ) -> dict:
-    "Bits per character on the test books: each model, and unigram and order-5 Kneser-Ney models fitted to the training books"
+    """Bits per character on the test books and on the texts of `OUT_OF_DOMAIN` (`out_of_domain`): each model, and unigram
+    and order-5 Kneser-Ney models fitted to the training books"""
     splits = kjv_splits()
     test = splits["test"][:n_chars] if n_chars else splits["test"]
     chars = kjv_alphabet()
     vocab = CharVocab(chars)
+    ood = {name: out_of_domain_text(name, chars)[:n_chars] for name in OUT_OF_DOMAIN}
+    unigram = UnigramLM.fit(vocab.encode(splits["train"]), len(chars))
     t = time.time(); kn = KneserNeyLM(splits["train"], order=5, alphabet=chars); kn_s = time.time() - t
     rows = [dict(model="unigram", cls="UnigramLM", objective="ar", params=len(chars),
-                 bpc=UnigramLM.fit(vocab.encode(splits["train"]), len(chars)).bpc(vocab.encode(test)[1:]), steps=0,
-                 train_seconds=0.0),
+                 bpc=unigram.bpc(vocab.encode(test)[1:]), steps=0, train_seconds=0.0,
+                 out_of_domain={k: unigram.bpc(vocab.encode(t)[1:]) for k, t in ood.items()}),
             dict(model="kneser_ney_5", cls="KneserNeyLM", objective="ar", params=sum(len(c) for c in kn.count.values()),
-                 bpc=kn.bpc(test), steps=0, train_seconds=round(kn_s, 1))]
+                 bpc=kn.bpc(test), steps=0, train_seconds=round(kn_s, 1), out_of_domain={k: kn.bpc(t) for k, t in ood.items()})]
     for name, m in models.items():
         r = lm_evaluator(test, m.config)(m)
         rows.append(dict(model=name, cls=type(m).__name__, objective=m.config.objective, params=count_params(m),
-                         bpc=round(r["bpc"], 4), steps=logs[name]["train_config"]["steps"],
+                         bpc=round(r["bpc"], 4), out_of_domain={k: lm_evaluator(t, m.config)(m)["bpc"] for k, t in ood.items()},
+                         steps=logs[name]["train_config"]["steps"],
                          chars_seen=logs[name]["train_config"]["steps"] * logs[name]["train_config"]["batch_size"] * m.config.N,
                          train_seconds=round(logs[name]["train_time_s"], 1)))
-    for r in rows: r["bpc"] = round(float(r["bpc"]), 4)
-    return dict(test_books=list(TEST_BOOKS), test_chars=len(test), rows=rows,
+    for r in rows:
+        r.update(bpc=round(float(r["bpc"]), 4), out_of_domain={k: round(float(v), 4) for k, v in r["out_of_domain"].items()})
+    return dict(test_books=list(TEST_BOOKS), test_chars=len(test), out_of_domain_chars={k: len(t) for k, t in ood.items()},
+                rows=rows,
                 note="masked models: bpc of 15% masked characters given both sides, not comparable with next-character bpc")
 
 # %% ../nbs/09_language_training.ipynb #posbpc01
@@ -241,10 +285,12 @@ def _et_generate_args(prompt: str = None, # text to continue (either model; opti
                       steps: int = 16, # masked model: unmasking rounds per window of N/2 new characters
                       temperature: float = 0.8, # sampling temperature; 0 picks the most likely
                       top_k: int = None, # autoregressive model: sample among the k most likely characters
+                      top_p: float = None, # autoregressive model: sample from the nucleus of this probability mass
                       seed: int = 0, # random seed
                      ):
     ("Write text with a character-level Energy Transformer trained on the King James Bible: continue --prompt "
-     "character by character (autoregressive model), write --length new characters by iterative unmasking "
+     "character by character (autoregressive model; without a prompt it starts a new verse), write --length new "
+     "characters by iterative unmasking "
      "(--model kjv_mlm, with or without --prompt), or fill in the characters of a text marked by '_' (--fill). "
      "Prompts longer than the model's context keep their last N characters; when the context is full, the window "
      "slides to the last N/2.")
@@ -255,18 +301,18 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
     quiet_interrupts("et-generate")
     if a.prompt is not None and a.fill is not None:
         print("et-generate: error: give --prompt TEXT or --fill TEXT, not both", file=sys.stderr); sys.exit(2)
-    say = lambda text: print(text, end="", flush=True)
+    def stream(prompt):  # prints the prompt with the first new text, once the arguments have passed their checks
+        pending = [prompt]
+        return lambda text: print((pending.pop() if pending else "") + text, end="", flush=True)
     try:
         m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
         if a.fill is not None: print(lm.fill(m, a.fill)); return
         if m.config.objective == "mlm":
-            say(a.prompt or "")
-            lm.generate_masked(m, a.length, a.prompt or "", rounds=a.steps, temperature=a.temperature, seed=a.seed, on_text=say)
-        else:
-            if a.prompt is None:
-                raise ValueError("an autoregressive model needs --prompt TEXT (or --fill TEXT with a masked model)")
-            say(a.prompt)
-            lm.generate(m, a.prompt, a.length, temperature=a.temperature, top_k=a.top_k, seed=a.seed, on_char=say)
+            lm.generate_masked(m, a.length, a.prompt or "", rounds=a.steps, temperature=a.temperature, seed=a.seed,
+                               on_text=stream(a.prompt or ""))
+        else:  # no prompt: the context is a line break, the end of a verse
+            lm.generate(m, a.prompt or "\n", a.length, temperature=a.temperature, top_k=a.top_k, top_p=a.top_p,
+                        seed=a.seed, on_char=stream(a.prompt or ""))
         print()
     except (ValueError, TypeError, FileNotFoundError) as e:
         print(f"et-generate: {e}", file=sys.stderr); sys.exit(2)
