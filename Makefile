@@ -4,6 +4,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 NBDEV_WORKERS ?= 2
+MAKE_START := $(shell date +%s)
+PYTEST_WORKERS ?= 2
+NBTEST = $(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS)
+# pytest-xdist spreads the tests over the cores; the tests of a module that share a module-scoped fixture (the
+# README's runs, the rendered tiny site) stay on one worker, so the fixture is made once (tests/conftest.py).
+PYTEST = $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=10 tests/
 
 .PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean shrink outputs
 
@@ -23,8 +29,18 @@ site: export
 serve: site
 	$(PY) -m http.server --bind 127.0.0.1 --directory _docs 8000
 
-## The test command: package in sync with the notebooks, ruff, every notebook as tests, pytest.
-test: setup sync lint nbtest pytest
+## The test command: package in sync with the notebooks, ruff, then every notebook as tests and pytest side by side
+## (neither leaves a core idle while the other finishes its last, longest job): the notebooks' lines as they finish,
+## then pytest's report, then the time of each and of the whole command.
+test: setup sync lint
+	@mkdir -p _proc; start=$$SECONDS; \
+	$(PYTEST) > _proc/pytest.log 2>&1 & pytest=$$!; trap 'kill $$pytest 2>/dev/null' EXIT; \
+	$(NBTEST); nb=$$?; nb_s=$$((SECONDS - start)); wait $$pytest; py=$$?; \
+	echo "----- pytest, run beside the notebooks:"; cat _proc/pytest.log; \
+	ok() { [ $$1 = 0 ] && echo passed || echo FAILED; }; report=$$(tail -1 _proc/pytest.log | sed -E 's/^=+ | =+$$//g'); \
+	echo "make test: notebooks $$(ok $$nb) in $$nb_s s, pytest $$(ok $$py) ($$report); both in $$((SECONDS - start)) s," \
+	     "$$(( $$(date +%s) - $(MAKE_START) )) s in all, set-up, sync and lint included"; \
+	[ $$nb = 0 ] && [ $$py = 0 ]
 
 ## The package is what the notebooks export, and the notebooks are clean (checked on a copy).
 sync: setup
@@ -33,11 +49,11 @@ sync: setup
 ## Every notebook as tests (nbdev's test runner, the same cells as `nbdev-test`), a line per notebook as it finishes;
 ## a failure names the notebook and the cell (`Cell #n`, counted from 1).
 nbtest: setup
-	$(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS)
+	$(NBTEST)
 
-## pytest, naming the ten slowest tests at the end (where the time goes).
+## pytest on $(PYTEST_WORKERS) workers, naming the ten slowest tests at the end (where the time goes).
 pytest: setup
-	$(BIN)/pytest -q --durations=10 tests/
+	$(PYTEST)
 
 ## ruff (rule sets E, F, I, B, UP; configured in pyproject.toml).
 lint: setup

@@ -1,0 +1,10 @@
+"""Tests that share a module-scoped fixture (the README's runs, the rendered tiny site, a trained tiny model) stay on one
+pytest-xdist worker (`make pytest` runs `--dist loadgroup`), so that fixture is made once; the other tests spread freely."""
+import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        if defs and any(d[-1].scope == "module" for d in defs.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
