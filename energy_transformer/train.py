@@ -225,12 +225,13 @@ def fit(model: eqx.Module,  # the initial model (its class has a `config` with `
     ckpt = Path(out) / f"{name}.npz" if out is not None else None
     writer = jax.process_index() == 0  # of several processes, the first one writes files and shows progress
     with contextlib.ExitStack() as stack:
+        stop = stack.enter_context(_stop_requests())  # before the lock: once the lock exists, a stop request is never lost
         if ckpt is not None and writer:  # checked before any work: room for a checkpoint (parameters, two Adam moments)
             check_output_dir(out, "out", need=6 * _nbytes(model) + 2**20)  # beside the old one until it is replaced
             stack.enter_context(run_lock(ckpt))
         try:
             return _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resume, progress and writer,
-                        stop_at, meta, mesh, stack.enter_context(_stop_requests()), writer)
+                        stop_at, meta, mesh, stop, writer)
         except Exception as e:
             if not _lost(e): raise
             raise ProcessLost(f"process {jax.process_index()} of {jax.process_count()}: another process stopped or cannot "
