@@ -6,10 +6,17 @@ PY := $(BIN)/python
 NBDEV_WORKERS ?= 2
 MAKE_START := $(shell date +%s)
 PYTEST_WORKERS ?= 2
-NBTEST = $(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS)
+# The tests compile hundreds of small programs and run most of them for moments: they run with XLA's quick compilation
+# (unoptimised code, about half the compile time) and one compilation cache shared by all their processes, which
+# compile many of the same programs (_proc/jax_cache). The notebooks that mostly run large programs (whole photos, the
+# shipped models) keep XLA's optimisation (tools/nbtest.py --optimised). Benchmarks and training use neither.
+QUICK = XLA_FLAGS="--xla_backend_optimization_level=0 $$XLA_FLAGS" JAX_COMPILATION_CACHE_DIR=$(CURDIR)/_proc/jax_cache \
+        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+OPTIMISED = 00_dense_storage.ipynb,09_language_training.ipynb,14_inpaint.ipynb
+NBTEST = $(QUICK) $(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS) --optimised $(OPTIMISED)
 # pytest-xdist spreads the tests over the cores; the tests of a module that share a module-scoped fixture (the
 # README's runs, the rendered tiny site) stay on one worker, so the fixture is made once (tests/conftest.py).
-PYTEST = $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=10 tests/
+PYTEST = $(QUICK) $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=10 -m "not slow" tests/
 
 .PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean shrink outputs
 
@@ -72,6 +79,7 @@ shrink: setup
 ## too; the shipped checkpoints and quality tables are rewritten only when ET_WRITE_SHIPPED=1 as well.
 test-slow: setup sync
 	ET_SLOW=1 $(PY) tools/nbtest.py --n-workers 1 --flags slow
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m slow tests/
 
 ## Load every page of the built site in headless Chromium (links and anchors, math, 390 px width, search);
 ## screenshots in screenshots/ (not published).

@@ -268,12 +268,13 @@ def show_inpainting(model: eqx.Module,  # an image model
     return fig
 
 # %% ../nbs/03_training.ipynb #d1661d1f
+@functools.lru_cache(maxsize=8)  # the same arguments again: the step already compiled
 def compiled_train_step(mc: ImageETConfig,  # model configuration
                         batch_size: int = 64,
                         *, autograd: bool = False,  # energy gradient by autodiff (second-order when trained)
                         remat: bool = True,  # checkpointed descent
                         ) -> tuple:
-    "One compiled training step of the image ET (the library's loss and AdamW step), its arguments and compile seconds."
+    "One compiled training step of the image ET (the library's loss and AdamW step), its arguments and compile seconds (of its first compilation)."
     model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
     task, tc = ImageTaskConfig(), TrainConfig(batch_size=batch_size)
     opt = make_optimizer(tc)

@@ -581,6 +581,18 @@ CASES: list[Case] = [
          Gives("5 characters of the vocabulary", lambda r: len(r) == 5 and set(r) <= set("abcdefgh"))),
     Case(T, "`et-generate --length 1000000000`", lambda w: et_generate(["--prompt", "And", "--length", "1000000000"]),
          Exits(2, "et-generate: generate.length must be an int in [1, 20000], got 1000000000")),
+    Case(T, "`et-generate --prompt 'Zoë'` (a letter the model never saw)", lambda w: et_generate(["--prompt", "Zoë"]),
+         Exits(2, "et-generate: characters not in the vocabulary: 'ë'")),
+    Case(T, "`et-generate --length 0`", lambda w: et_generate(["--prompt", "And", "--length", "0"]),
+         Exits(2, "et-generate: generate.length must be an int in [1, 20000], got 0")),
+    Case(T, "`et-generate --model nope`", lambda w: et_generate(["--prompt", "And", "--model", "nope"]),
+         Exits(2, "et-generate: no language model 'nope'; available: kjv_ar, kjv_ar_transformer, kjv_mlm")),
+    Case(T, "`et-generate --fill` of 300 characters", lambda w: et_generate(["--fill", "x" * 300]),
+         Exits(2, "et-generate: text has 300 characters; a masked model fills 1..N = 64 at a time")),
+    Case(T, "`et-generate --prompt a --fill b_`", lambda w: et_generate(["--prompt", "a", "--fill", "b_"]),
+         Exits(2, "et-generate: error: give --prompt TEXT or --fill TEXT, not both")),
+    Case(T, "`et-generate --top-p 2`", lambda w: et_generate(["--prompt", "a", "--top-p", "2"]),
+         Exits(2, "et-generate: top_p must be a number in (0, 1] or None, got 2.0")),
 
     # 4. paths
     Case(P, "`fit(name='../../x')`", lambda w: w.outside("../../x"),

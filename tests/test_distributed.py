@@ -71,18 +71,18 @@ except ProcessLost as e: print(f"error: {e}", file=sys.stderr); exit_now(1)
 """
 
 
-def start(tmp_path, stop_at, resume=False):
+def start(tmp_path, flags, stop_at, resume=False):
     "The two processes of a run, started (not waited for)"
     port = free_port()
-    env = {**os.environ, "XLA_FLAGS": "", "JAX_PLATFORMS": "cpu",
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu",
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
     return [subprocess.Popen([sys.executable, "-c", PROCESS, f"127.0.0.1:{port}", str(i), str(tmp_path / "out"), str(stop_at),
                               str(int(resume))], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             for i in range(2)]
 
 
-def test_two_processes_train_as_one(tmp_path):
-    procs = start(tmp_path, stop_at=12, resume=True)
+def test_two_processes_train_as_one(tmp_path, one_device_flags):
+    procs = start(tmp_path, one_device_flags, stop_at=12, resume=True)
     _, ref = fit(*problem(), TC, progress=False, mesh=make_mesh(jax.devices()[:1]))  # meanwhile: one process, one device
     for p in procs:
         _, err = p.communicate(timeout=300)
@@ -99,8 +99,8 @@ def test_two_processes_train_as_one(tmp_path):
     assert json.loads((tmp_path / "out" / "m.json").read_text())["history"] == full["history"]
 
 
-def test_lost_process_ends_the_run(tmp_path):
-    procs = start(tmp_path, stop_at=100_000)  # would train for a long time
+def test_lost_process_ends_the_run(tmp_path, one_device_flags):
+    procs = start(tmp_path, one_device_flags, stop_at=100_000)  # would train for a long time
     t0 = time.monotonic()
     while not all((tmp_path / f"running_{i}").exists() for i in range(2)):
         assert time.monotonic() - t0 < 240 and all(p.poll() is None for p in procs), procs[0].stderr.read()[-3000:]

@@ -37,7 +37,8 @@ STEP = textwrap.dedent("""
 def start_step(tmp_path, n_dev):
     "The step in a fresh interpreter with `n_dev` CPU devices, started (not waited for): (process, output file)"
     out = tmp_path / f"params_{n_dev}.npz"
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={n_dev}", "JAX_PLATFORMS": "cpu"}
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n_dev}"  # this run's, then n devices
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
     return subprocess.Popen([sys.executable, "-c", STEP, str(out), str(n_dev)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env), out
 

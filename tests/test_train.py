@@ -146,8 +146,8 @@ def et_train_command(tmp_path):
     return [sys.executable, str(f)]
 
 
-def test_et_train_cli(tmp_path):
-    env = {**os.environ, "XLA_FLAGS": ""}
+def test_et_train_cli(tmp_path, one_device_flags):
+    env = {**os.environ, "XLA_FLAGS": one_device_flags}
     r = subprocess.run([*et_train_command(tmp_path), "tiny", "--out", str(tmp_path), "--name", "cli", "--steps", "6",
                         "--eval-every", "3", "--quiet"],
                        capture_output=True, text=True, env=env, timeout=600)

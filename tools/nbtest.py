@@ -7,12 +7,18 @@ runs them. The longest notebooks (by the times of the last run, kept in _proc/nb
 their code) start first, so the workers finish together. A failing notebook prints nbdev's traceback (notebook and
 cell) as it fails; the exit status is 1 if any failed.
 
+When XLA_FLAGS asks for quick compilation (`make test` does: its notebooks mostly compile small programs and run them
+for moments), the notebooks named by --optimised (those that mostly run large programs: whole photos, the shipped
+models) run in a worker of their own with XLA's default optimisation instead.
+
 Usage: python tools/nbtest.py [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow] [--cell-timing-min 5]
+       [--optimised 14_inpaint.ipynb,...]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -25,6 +31,12 @@ from nbdev.test import nb_test_cells, test_nb
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMES = ROOT / "_proc" / "nbtest_times.json"
+QUICK_COMPILE = "--xla_backend_optimization_level=0"  # the XLA flag of quick compilation (unoptimised code)
+
+
+def full_optimisation():
+    "Worker set-up: XLA_FLAGS without the quick-compilation flag (read when JAX starts its CPU backend)"
+    os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "").replace(QUICK_COMPILE, "").strip()
 
 
 def code_size(nb: Path) -> int:
@@ -39,6 +51,7 @@ def main(argv=None):
     ap.add_argument("--n-workers", type=int, default=2, help="notebooks tested at the same time")
     ap.add_argument("--flags", default="", help="space-separated test flags to run (e.g. slow)")
     ap.add_argument("--cell-timing-min", type=float, default=None, help="also print each cell slower than this (seconds)")
+    ap.add_argument("--optimised", default="", help="comma-separated notebook names run with XLA's default optimisation")
     a = ap.parse_args(argv)
     cfg = get_config()
     skip, force = cfg.tst_flags.split(), a.flags.split()
@@ -52,9 +65,11 @@ def main(argv=None):
         if setup := cfg.get("test_setup"): import_obj(setup)([c for f in files for c in nb_test_cells(f, skip, force)])
         t0, times, failed = time.time(), {}, []
         print(f"nbtest: {len(files)} notebooks, {a.n_workers} at a time", flush=True)
-        with ProcessPoolExecutor(max(1, a.n_workers)) as ex:
-            jobs = {ex.submit(test_nb, f, skip_flags=skip, force_flags=force, basepath=cfg.config_path,
-                              cell_timeout=cfg.cell_timeout or None, cell_timing_min=a.cell_timing_min): f for f in files}
+        optimised = set(a.optimised.split(",")) if QUICK_COMPILE in os.environ.get("XLA_FLAGS", "") else set()
+        with ProcessPoolExecutor(max(1, a.n_workers)) as ex, ProcessPoolExecutor(1, initializer=full_optimisation) as ex_opt:
+            jobs = {(ex_opt if f.name in optimised else ex).submit(
+                        test_nb, f, skip_flags=skip, force_flags=force, basepath=cfg.config_path,
+                        cell_timeout=cfg.cell_timeout or None, cell_timing_min=a.cell_timing_min): f for f in files}
             for job in as_completed(jobs):
                 f = jobs[job]
                 ok, secs = job.result()
