@@ -274,7 +274,7 @@ def compiled_train_step(mc: ImageETConfig,  # model configuration
                         *, autograd: bool = False,  # energy gradient by autodiff (second-order when trained)
                         remat: bool = True,  # checkpointed descent
                         ) -> tuple:
-    "One compiled training step of the image ET (the library's loss and AdamW step), its arguments and compile seconds (of its first compilation)."
+    "One compiled training step of the image ET (the library's loss and AdamW step), its arguments, its compile seconds."
     model = ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0))
     task, tc = ImageTaskConfig(), TrainConfig(batch_size=batch_size)
     opt = make_optimizer(tc)
