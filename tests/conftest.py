@@ -5,6 +5,7 @@ import os
 import pytest
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups (after it, a group would be ignored)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         defs = getattr(item, "_fixtureinfo", None)

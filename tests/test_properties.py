@@ -25,7 +25,7 @@ from energy_transformer.inpaint import et_inpaint, read_photo
 from energy_transformer.patches import Patcher, mask_count, random_masks
 
 # derandomize: the same examples on every run, so that a red CI names a real regression, not a new draw
-FAST = settings(max_examples=15, deadline=None, derandomize=True,
+FAST = settings(max_examples=10, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 SLOW = settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
