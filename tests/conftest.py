@@ -1,16 +1,8 @@
-"""Tests that share a module-scoped fixture (the README's runs, the rendered tiny site, a trained tiny model) stay on one
-pytest-xdist worker (`make pytest` runs `--dist loadgroup`), so that fixture is made once; the other tests spread freely."""
+"""Shared fixtures. `make pytest` runs with pytest-xdist's `--dist loadfile`: each test file runs whole on one worker,
+so a module-scoped fixture (the README's runs, the rendered tiny site, a trained tiny model) is made once."""
 import os
 
 import pytest
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups (after it, a group would be ignored)
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        defs = getattr(item, "_fixtureinfo", None)
-        if defs and any(d[-1].scope == "module" for d in defs.name2fixturedefs.values()):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture

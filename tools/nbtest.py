@@ -9,7 +9,7 @@ cell) as it fails; the exit status is 1 if any failed.
 
 When XLA_FLAGS asks for quick compilation (`make test` does: its notebooks mostly compile small programs and run them
 for moments), the notebooks named by --optimised (those that mostly run large programs: whole photos, the shipped
-models) run in a worker of their own with XLA's default optimisation instead.
+models) run in workers of their own with XLA's default optimisation instead.
 
 Usage: python tools/nbtest.py [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow] [--cell-timing-min 5]
        [--optimised 14_inpaint.ipynb,...]
@@ -66,7 +66,8 @@ def main(argv=None):
         t0, times, failed = time.time(), {}, []
         print(f"nbtest: {len(files)} notebooks, {a.n_workers} at a time", flush=True)
         optimised = set(a.optimised.split(",")) if QUICK_COMPILE in os.environ.get("XLA_FLAGS", "") else set()
-        with ProcessPoolExecutor(max(1, a.n_workers)) as ex, ProcessPoolExecutor(1, initializer=full_optimisation) as ex_opt:
+        n = max(1, a.n_workers)
+        with ProcessPoolExecutor(n) as ex, ProcessPoolExecutor(n, initializer=full_optimisation) as ex_opt:
             jobs = {(ex_opt if f.name in optimised else ex).submit(
                         test_nb, f, skip_flags=skip, force_flags=force, basepath=cfg.config_path,
                         cell_timeout=cfg.cell_timeout or None, cell_timing_min=a.cell_timing_min): f for f in files}
