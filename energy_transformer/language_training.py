@@ -49,14 +49,14 @@ def lm_preset(name: str, # a key of LM_PRESETS
     # masked: context 64, a position bias b_h(C - B) for every offset inside the energy, T = 2, 5,000 steps of 32 windows
     mlm = replace(base, objective="mlm", N=64, pos_std=0.2, T=2, et=replace(base.et, rel_pos=63))
     mlm_tc = replace(tc, steps=5000, batch_size=32, eval_every=250)
-    # the shipped causal ET: D = 192, T = 2 (alpha 2), as many steps as 5,400 CPU seconds of one core held (6,487)
+    # the shipped causal ET: D = 192, T = 2 (alpha 2); 6,487 steps, 5,400 CPU seconds at the rate probed first (it took 5,563)
     ar = replace(base, et=replace(base.et, D=192, H=6, M=768), alpha=2.0, T=2)
     ar_tc = replace(tc, steps=6487, eval_every=270, log_every=162)
     recipes = {  # built on demand: matching a transformer's parameters constructs models
         "kjv_ar": lambda: (CausalET, ar, ar_tc),
         "kjv_mlm": lambda: (MaskedET, mlm, mlm_tc),
         "kjv_mlm_transformer": lambda: (MaskedTransformer, lm.matched_transformer(mlm, L=1), mlm_tc),
-        # kjv_ar's parameter count, trained for the same 5,400 CPU seconds of one core: 15,637 of its cheaper steps
+        # kjv_ar's parameter count; 15,637 steps, 5,400 CPU seconds at the rate probed first (it took 5,106)
         "kjv_ar_transformer": lambda: (CausalTransformer, lm.matched_transformer(ar, L=1),
                                        replace(tc, steps=15637, eval_every=651, log_every=390)),
         "tiny_ar": lambda: (CausalET, tiny, tiny_tc),

@@ -64,8 +64,9 @@ def main(argv=None):
     with working_directory(cfg.nbs_path):
         if setup := cfg.get("test_setup"): import_obj(setup)([c for f in files for c in nb_test_cells(f, skip, force)])
         t0, times, failed = time.time(), {}, []
-        print(f"nbtest: {len(files)} notebooks, {a.n_workers} at a time", flush=True)
         optimised = set(a.optimised.split(",")) if QUICK_COMPILE in os.environ.get("XLA_FLAGS", "") else set()
+        print(f"nbtest: {len(files)} notebooks, {a.n_workers} at a time" + (f" ({a.n_workers} more for the optimised ones)"
+              if optimised else ""), flush=True)
         n = max(1, a.n_workers)
         with ProcessPoolExecutor(n) as ex, ProcessPoolExecutor(n, initializer=full_optimisation) as ex_opt:
             jobs = {(ex_opt if f.name in optimised else ex).submit(
