@@ -76,8 +76,9 @@ outputs: setup
 shrink: setup
 	$(PY) tools/shrink_figures.py
 
-## Also run the cells marked `#| slow` (full training runs, large sweeps). They run only when ET_SLOW=1, in Jupyter
-## too; the shipped checkpoints and quality tables are rewritten only when ET_WRITE_SHIPPED=1 as well.
+## Also run the cells marked `#| slow` (large sweeps, timings, whole tables). They run only when ET_SLOW=1, in Jupyter
+## too; the cells that retrain the shipped models (hours) need ET_RETRAIN=1 instead, and the shipped checkpoints and
+## quality tables are rewritten only when ET_WRITE_SHIPPED=1 as well.
 test-slow: setup sync
 	ET_SLOW=1 $(PY) tools/nbtest.py --n-workers 1 --flags slow
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m slow tests/

@@ -253,9 +253,9 @@ def matched_transformer(config: ClassifierConfig, # the ET classifier's configur
                         L: int = 1, # transformer blocks
                        ) -> ClassifierConfig:
     "Configuration of an L-block transformer classifier (same D, H, Y) whose MLP width M matches `config`'s parameter count"
-    count = lambda c: count_params(ImageClassifier(c, key=jax.random.key(0)))
     with_M = lambda M: replace(config, mixer="transformer", T=L, et=replace(config.et, M=M))
-    return with_M(core.matching_width(lambda M: count(with_M(M)), count(config)))
+    params = lambda c: core.params_of(ImageClassifier, c)
+    return with_M(core.matching_width(lambda M: params(with_M(M)), params(config)))
 
 class PixelMLP(AbstractClassifier):
     "Reference model on raw pixels: logistic regression (hidden = 0) or one hidden ReLU layer"

@@ -21,14 +21,21 @@ from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, c
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
 
 # %% auto #0
-__all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'matching_width', 'ETConfig', 'rel_bias',
-           'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend', 'descend_recorded',
-           'descend_until', 'energy_recall']
+__all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'params_of', 'matching_width', 'ETConfig',
+           'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
+           'descend_recorded', 'descend_until', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
 def count_params(tree) -> int:
-    "Number of scalars in the floating-point arrays of a pytree (e.g. an equinox module)"
-    return int(sum(a.size for a in jax.tree.leaves(eqx.filter(tree, eqx.is_inexact_array))))
+    "Number of scalars in the floating-point arrays of a pytree: an equinox module, or its shapes (`params_of`)"
+    is_float = lambda a: isinstance(a, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)) and jnp.issubdtype(a.dtype, jnp.inexact)
+    return int(sum(math.prod(a.shape) for a in jax.tree.leaves(tree) if is_float(a)))
+
+def params_of(cls, # a model class taking (config, *, key)
+              config, # its configuration
+             ) -> int:
+    "Parameter count of `cls(config, key=...)` from its shapes alone: nothing is initialised (milliseconds at any size)"
+    return count_params(eqx.filter_eval_shape(cls, config, key=jax.random.key(0)))
 
 def matching_width(params_at, # M -> parameter count of a model whose hidden width is M (affine in M)
                    target: int, # the parameter count to match

@@ -460,6 +460,5 @@ def matched_mae(cfg: ImageETConfig,  # the image ET's configuration
                 ) -> MAEConfig:
     "An L-block `TransformerMAE` (same image, patches, D, H, Y) whose MLP width M gives the ET's parameter count."
     with_M = lambda M: MAEConfig(**{**MAEConfig.like(cfg).to_dict(), "L": L, "M": M})
-    count, key = core.count_params, jax.random.PRNGKey(0)
-    target = count(ImageEnergyTransformer(cfg, key=key))
-    return with_M(core.matching_width(lambda M: count(TransformerMAE(with_M(M), key=key)), target))
+    target = core.params_of(ImageEnergyTransformer, cfg)
+    return with_M(core.matching_width(lambda M: core.params_of(TransformerMAE, with_M(M)), target))

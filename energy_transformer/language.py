@@ -20,7 +20,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
 from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend, matching_width, rel_bias
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of, rel_bias
 from .heads import Readout
 from .text import CharVocab
 
@@ -265,8 +265,7 @@ def matched_transformer(config: LMConfig, # the ET's configuration (objective "a
     if D % H: raise ValueError(f"D = {D} is not divisible by H = {H}")
     et_cls, tf_cls = (CausalET, CausalTransformer) if config.objective == "ar" else (MaskedET, MaskedTransformer)
     with_M = lambda M: replace(config, T=L, et=replace(config.et, D=D, Y=D // H, M=M, rel_pos=0))
-    params_at = lambda M: count_params(tf_cls(with_M(M), key=jax.random.key(0)))
-    return with_M(matching_width(params_at, count_params(et_cls(config, key=jax.random.key(0)))))
+    return with_M(matching_width(lambda M: params_of(tf_cls, with_M(M)), params_of(et_cls, config)))
 
 # %% ../nbs/05_language.ipynb #5263aa07
 def ar_loss(model: AbstractCharLM, # an autoregressive model

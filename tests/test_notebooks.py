@@ -1,6 +1,7 @@
 """Every notebook runs top to bottom in Jupyter in minutes: the cells that `nbdev-test` skips for a test flag (`#| slow`:
-training runs, large sweeps, recomputed tables) do nothing unless ET_SLOW=1, and write the package's shipped files
-(checkpoints, quality tables) only when ET_WRITE_SHIPPED=1 as well.
+large sweeps, recomputed tables, timings) do nothing unless ET_SLOW=1 (those that retrain the shipped models, for hours:
+unless ET_RETRAIN=1), and write the package's shipped files (checkpoints, quality tables) only when ET_WRITE_SHIPPED=1
+as well.
 
 Jupyter runs every cell, flags or not, so the flag alone does not keep a reader's run short; the guard does. The check
 reads the cells as nbdev's own test runner selects them (`nb_test_cells`), so it covers whatever `tst_flags` lists."""
@@ -15,6 +16,7 @@ from nbdev.test import nb_test_cells
 ROOT = Path(__file__).resolve().parents[1]
 NBS = sorted((ROOT / "nbs").glob("*.ipynb"))
 SHIPPED = ("checkpoint_dir", "checkpoint_path")  # the package's shipped files are reached through these
+GUARDS = ("ET_SLOW", "ET_RETRAIN")  # minutes; hours
 
 
 def _env_test(node, var: str) -> bool:
@@ -24,11 +26,12 @@ def _env_test(node, var: str) -> bool:
 
 
 def guard_problem(src: str) -> str | None:
-    "Why the code of a flagged cell is not guarded by `if os.environ.get(\"ET_SLOW\"):` alone, or None when it is"
+    "Why the code of a flagged cell is not guarded by `if os.environ.get(\"ET_SLOW\"):` (or ET_RETRAIN) alone, or None"
     try: body = ast.parse(src).body
     except SyntaxError as e: return f"does not parse ({e})"
-    if len(body) != 1 or not isinstance(body[0], ast.If) or not _env_test(body[0].test, "ET_SLOW") or body[0].orelse:
-        return 'is not one `if os.environ.get("ET_SLOW"):` block (no else) holding all its code'
+    if (len(body) != 1 or not isinstance(body[0], ast.If) or not any(_env_test(body[0].test, g) for g in GUARDS)
+            or body[0].orelse):
+        return 'is not one `if os.environ.get("ET_SLOW"):` (or "ET_RETRAIN") block (no else) holding all its code'
     return None
 
 
@@ -80,7 +83,8 @@ def test_the_checks_catch_what_they_should():
     assert guard_problem("x = train()\n") is not None
     assert guard_problem('import os\nif os.environ.get("ET_SLOW"):\n    x = 1\n') is not None   # code outside the block
     assert guard_problem('if os.environ.get("ET_SLOW"):\n    x = 1\nelse:\n    x = 2\n') is not None
-    assert guard_problem('if os.environ.get("ET_RETRAIN"):\n    x = 1\n') is not None  # another switch
+    assert guard_problem('if os.environ.get("ET_RETRAIN"):\n    x = 1\n') is None  # the retraining switch
+    assert guard_problem('if os.environ.get("ET_OTHER"):\n    x = 1\n') is not None  # another switch
     assert guard_problem('if os.environ.get("ET_SLOW") or True:\n    x = 1\n') is not None
     write = 'q = checkpoint_dir() / "quality.json"\nq.write_text(s)\nwrite_json(d, checkpoint_dir() / "a.json")\n'
     assert len(unguarded_shipped_writes(write)) == 2

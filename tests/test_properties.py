@@ -24,7 +24,8 @@ from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.inpaint import et_inpaint, read_photo
 from energy_transformer.patches import Patcher, mask_count, random_masks
 
-# derandomize: the same examples on every run, so that a red CI names a real regression, not a new draw
+# derandomize: the same examples on every run, so that a red CI names a real regression, not a new draw. Sizes are
+# drawn from a few values, edges included: every new shape compiles JAX's operations anew, values do not
 FAST = settings(max_examples=10, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 SLOW = settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -51,7 +52,7 @@ betas = st.floats(1e-3, 1e5, allow_nan=False)
 # ---- dense associative memories -------------------------------------------------------------------------------
 
 @FAST
-@given(K=st.integers(1, 6), D=st.integers(1, 24), beta=betas, seed=st.integers(0, 2**16))
+@given(K=st.sampled_from([1, 2, 6]), D=st.sampled_from([1, 11, 24]), beta=betas, seed=st.integers(0, 2**16))
 @example(K=6, D=11, beta=3.0, seed=1)  # a flip energy of 8e3 out of terms of 1e14: float32 cancellation
 def test_exponential_flip_energies_at_any_beta(K, D, beta, seed):
     rng = np.random.default_rng(seed)
@@ -106,7 +107,7 @@ et_configs = st.builds(lambda beta, attention, exclude_self, causal: ETConfig.sm
 
 
 @FAST
-@given(cfg=et_configs, N=st.integers(1, 9), scale=st.floats(1e-3, 1e3), seed=st.integers(0, 2**16))
+@given(cfg=et_configs, N=st.sampled_from([1, 2, 9]), scale=st.floats(1e-3, 1e3), seed=st.integers(0, 2**16))
 def test_energy_and_closed_form_gradient(cfg, N, scale, seed):
     et = EnergyTransformer(cfg, key=jax.random.key(seed))
     g = scale * jax.random.normal(jax.random.key(seed + 1), (N, cfg.D))
@@ -130,7 +131,7 @@ def test_token_shapes_are_checked(shape, D):
 
 @FAST
 @given(dtype=st.sampled_from([np.int8, np.int32, np.uint8, np.float16, np.float32, np.float64, bool]),
-       T=st.integers(0, 4), alpha=st.floats(0, 2), N=st.integers(1, 6), as_list=st.booleans())
+       T=st.integers(0, 4), alpha=st.floats(0, 2), N=st.sampled_from([1, 6]), as_list=st.booleans())
 def test_descend_any_numeric_input(dtype, T, alpha, N, as_list):
     cfg = ETConfig.small()
     et, ln = EnergyTransformer(cfg, key=jax.random.key(0)), EnergyLayerNorm(cfg.D)

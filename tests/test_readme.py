@@ -5,8 +5,9 @@
 * Each `et-*` command with arguments, in a code block or inline code of README.md or of a notebook's Markdown, runs
   in a folder holding the files the examples name (photo.jpg, coat.png, shoe.jpg); placeholders (PHOTO, IMAGE...)
   become those files, and `et-train` gets a tiny budget (a full run takes hours). A usage synopsis (one with
-  [optional] parts) is checked against `--help`. Shell lines that are not `et-*` commands (make, git, pip) are not
-  run here: `make` is this test suite, the others need a network.
+  [optional] parts) is checked against `--help`. A command that another shown command extends with more options runs
+  once, in the longer form. Shell lines that are not `et-*` commands (make, git, pip) are not run here: `make` is this
+  test suite, the others need a network.
 * Each command's `--help` lists every option with a one-line help text, in the one style the four share.
 
 The snippets and commands run two at a time (each is a fresh process that imports JAX).
@@ -95,6 +96,15 @@ SCRIPTS = shown(shell_scripts)
 SHOWN = {c: p for c, p in shown(et_commands).items() if not any(c in s.splitlines() for s in SCRIPTS)}  # run once
 
 
+def covered(cmd: str, others: list[str]) -> bool:
+    "Whether another command runs `cmd` with more options (`et-train tiny --processes 2` covers `et-train tiny`)"
+    return any(o.startswith(cmd + " ") and "[" not in o for o in others)
+
+
+RUN = [l.strip() for s in SCRIPTS for l in s.splitlines()] + list(SHOWN)
+SHOWN = {c: p for c, p in SHOWN.items() if not covered(c, RUN)}  # the longer form runs, once
+
+
 def to_argv(cmd: str) -> list[str]:
     "A shown command as the argv it runs with: placeholders replaced by the example files, the small budget added"
     words = shlex.split(cmd, comments=True)
@@ -124,7 +134,7 @@ def example_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def runs(example_dir):
     "Every snippet, script and shown command run in a folder of its own (with the example files), two at a time"
-    env = {**{k: v for k, v in os.environ.items() if k not in ("ET_SLOW", "ET_WRITE_SHIPPED")},
+    env = {**{k: v for k, v in os.environ.items() if k not in ("ET_SLOW", "ET_RETRAIN", "ET_WRITE_SHIPPED")},
            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}  # `python` and `et-*` are this environment's
     jobs = {f"snippet {i}": [sys.executable, "-c", code] for i, (code, _) in enumerate(SNIPPETS)}  # name: argv
     small = "".join(f'{w}() {{ command {w} "$@" {" ".join(args)}; }}\n' for w, args in SMALL.items())  # bash functions
@@ -153,6 +163,7 @@ def test_the_readme_has_examples():
     assert et_commands(md) == ["et-z PHOTO", "et-x --a 1"]
     assert to_argv("et-classify IMAGE... --mirror  # a comment")[1:] == ["coat.png", "shoe.jpg", "--mirror"]
     assert input_files(to_argv("et-inpaint a.png --out b.png")) == ["a.png"]
+    assert covered("et-x a", ["et-x a --b 1"]) and not covered("et-x a", ["et-x ab", "et-x a [--b B]", "et-x a"])
 
 
 @pytest.mark.parametrize("i", range(len(SNIPPETS)))

@@ -44,7 +44,7 @@ def run(path: Path, timeout: int) -> tuple[float, list[tuple[float, int]], str |
                             on_cell_execute=lambda cell, cell_index: starts.__setitem__(cell_index, time.perf_counter()),
                             on_cell_executed=lambda cell, cell_index, execute_reply: times.append(
                                 (time.perf_counter() - starts[cell_index], cell_index + 1)))
-    env = {k: v for k, v in os.environ.items() if k not in ("ET_SLOW", "ET_WRITE_SHIPPED")}
+    env = {k: v for k, v in os.environ.items() if k not in ("ET_SLOW", "ET_RETRAIN", "ET_WRITE_SHIPPED")}
     t0, err = time.perf_counter(), None
     try: client.execute(env=env)
     except (CellExecutionError, CellTimeoutError) as e:

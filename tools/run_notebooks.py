@@ -2,10 +2,10 @@
 """Re-run notebooks and save them with their outputs, as the site shows them.
 
 The cells run are the ones `nbdev-test` runs (nbdev's `nb_test_cells`: the project's `tst_flags`, `eval: false`,
-...); the others, such as the cells flagged `#| slow` (full training runs), keep the outputs they have. Pass --slow
-to run those too (it sets ET_SLOW=1, without which they do nothing). Each notebook runs in its own folder (`nbs/`),
-stops at its first failing cell, and is written back only if every cell ran; then `nbdev-clean` and
-`tools/shrink_figures.py` tidy it.
+...); the others, such as the cells flagged `#| slow` (sweeps, timings), keep the outputs they have. Pass --slow to
+run those too (it sets ET_SLOW=1, without which they do nothing; the slow cells that retrain the shipped models also
+need ET_RETRAIN=1). Each notebook runs in its own folder (`nbs/`), stops at its first failing cell, and is written back
+only if every cell ran; then `nbdev-clean` and `tools/shrink_figures.py` tidy it.
 
 Usage: python tools/run_notebooks.py nbs/02_image_inpainting.ipynb [more notebooks] [--slow]
 """
