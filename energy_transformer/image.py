@@ -16,10 +16,8 @@ from pathlib import Path
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import matplotlib.pyplot as plt
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
-from matplotlib.animation import FuncAnimation, PillowWriter
 
 from . import core
 from .checks import MAX_STEPS, as_float_pixels, check_int, check_key, check_real, float_dtype
@@ -311,6 +309,8 @@ def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
                     dpi: int = 72,
                     ) -> Path:
     "GIF of one inpainting: the decoded image after each descent step beside the energy falling."
+    import matplotlib.pyplot as plt  # loaded on first use: importing the package stays free of it
+    from matplotlib.animation import FuncAnimation, PillowWriter
     mask = jnp.asarray(mask, bool)
     _, tr = eqx.filter_jit(lambda m, x, k: m(x, k, T=T, record=True, keep_images=True))(model, jnp.asarray(image), mask)
     pm = np.asarray(model.patcher.pixel_mask(mask))
@@ -368,6 +368,7 @@ def show_memories(model: "ImageEnergyTransformer",  # a trained image model
                   ncols: int = 16,
                   ):
     "Grid of decoded memories `Xi`, each contrast-stretched to its own range, largest `|Xi_mu|` first."
+    import matplotlib.pyplot as plt  # loaded on first use
     pats = decode_memories(model)
     order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi), axis=1))[:n]
     nrows = -(-len(order) // ncols)

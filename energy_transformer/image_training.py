@@ -17,7 +17,6 @@ from pathlib import Path
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import matplotlib.pyplot as plt
 import numpy as np
 from fastcore.script import call_parse, store_true
 from jax.experimental import multihost_utils
@@ -227,6 +226,7 @@ def plot_log(log: dict,  # a training log (`train`'s return value or its JSON fi
              title: str | None = None,
              ):
     "Training loss and test masked MSE against steps, with the two baselines as horizontal lines."
+    import matplotlib.pyplot as plt  # loaded on first use: importing the package stays free of it
     if axs is None: _, axs = plt.subplots(1, 2, figsize=(9, 3.2))
     h, ev = log["history"], log["evals"]
     axs[0].plot([r["step"] for r in h], [r["loss"] for r in h], lw=1)
@@ -248,6 +248,7 @@ def show_inpainting(model: eqx.Module,  # an image model
                     title: str | None = None,
                     ):
     "Rows: masked input, the model's fill, biharmonic fill, original; hidden patches shown in grey."
+    import matplotlib.pyplot as plt  # loaded on first use
     pt = model.patcher
     pm = pt.pixel_mask(np.asarray(mask))
     recon = predict_images(model, images, mask)

@@ -14,12 +14,8 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import matplotlib as mpl
-import matplotlib.pyplot as plt
 import numpy as np
 from jaxtyping import Array, Float, PRNGKeyArray
-from matplotlib import ft2font
-from matplotlib.animation import FuncAnimation, PillowWriter
 
 from .checks import check_int, check_key, check_output_file, check_real
 
@@ -35,6 +31,7 @@ GLYPH_FONTS = ("DejaVuSans.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf", "DejaV
 def font_path(name: str, # file name of a font bundled with matplotlib, e.g. "DejaVuSans.ttf"
              ) -> Path:
     "Path of the font file `name` among matplotlib's bundled fonts."
+    import matplotlib as mpl  # loaded on first use: importing the package stays free of matplotlib
     folder = Path(mpl.get_data_path()) / "fonts" / "ttf"
     path = folder / name
     if not path.is_file():
@@ -65,6 +62,7 @@ def render_glyph(ch: str, # a single character
                  size: int = 32, # side of the square image in pixels
                 ) -> np.ndarray: # bool (size, size), True where there is ink
     "Render one character without anti-aliasing, centred in a `size` x `size` square."
+    from matplotlib import ft2font
     if not isinstance(ch, str) or len(ch) != 1: raise ValueError(f"expected a single character, got {ch!r}")
     check_int("render_glyph", "size", size, 8)
     return _render(ft2font.FT2Font(str(font_path(font))), ch, size, font)
@@ -75,6 +73,7 @@ def glyph_patterns(chars: str = GLYPH_CHARS, # characters to render
                    size: int = 32, # image side; D = size**2
                   ) -> np.ndarray: # float32 (K, D), K = len(fonts) * len(chars): +1 ink, -1 background
     "Binary glyph patterns, one row per (font, character), font-major."
+    from matplotlib import ft2font
     if isinstance(fonts, str): fonts = (fonts,)
     if len(chars) == 0 or len(fonts) == 0: raise ValueError("need at least one character and one font")
     check_int("glyph_patterns", "size", size, 8)
@@ -143,6 +142,7 @@ def show_patterns(patterns, # (B, D) with a square D, (B, h, w) images, or one p
                   suptitle: str | None = None, # figure title
                  ):
     "Draw binary (or real-valued) patterns as a grid of images, +1 in black."
+    import matplotlib.pyplot as plt
     P = _as_images(patterns)
     if titles is not None and len(titles) != len(P):
         raise ValueError(f"got {len(titles)} titles for {len(P)} patterns")
@@ -169,6 +169,7 @@ def plot_overlap_histogram(sets: dict, # name -> patterns (K, D) with +-1 entrie
                            bins: int = 60, # histogram bins
                           ):
     "Histogram of the normalised overlaps $\\xi_\\mu\\cdot\\xi_\\nu/D$, $\\mu \\ne \\nu$, of each pattern set."
+    import matplotlib.pyplot as plt
     check_int("plot_overlap_histogram", "bins", bins)
     if ax is None: _, ax = plt.subplots(figsize=(5, 3))
     for name, P in sets.items():
@@ -191,6 +192,8 @@ def recall_animation(states, # (F, D) states, one per frame
                      title: str = "recall", # title above the state
                     ) -> Path:
     "Write a GIF of a recall (state, optional target and energy curve) with matplotlib's Pillow writer."
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation, PillowWriter
     S = _as_images(states)
     path = check_output_file(path); check_int("recall_animation", "fps", fps)
     ncols = 1 + (target is not None) + (energies is not None)
