@@ -17,7 +17,7 @@ NBTEST = $(QUICK) $(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS) --optimised
 # pytest-xdist spreads the test files over the cores, each file whole on one worker, so that a module-scoped fixture
 # (the README's runs, the rendered tiny site) is made once. (Its `loadgroup` cannot group tests under pytest 9: it
 # renames a test through an attribute pytest 9 no longer reads.)
-PYTEST = $(QUICK) $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=10 -m "not slow" tests/
+PYTEST = $(QUICK) $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 -m "not slow" tests/
 
 .PHONY: setup export site serve test lint sync nbtest pytest test-slow browser-test lab bench clean shrink outputs
 
@@ -59,7 +59,7 @@ sync: setup
 nbtest: setup
 	$(NBTEST)
 
-## pytest on $(PYTEST_WORKERS) workers, naming the ten slowest tests at the end (where the time goes).
+## pytest on $(PYTEST_WORKERS) workers, naming the 25 slowest tests at the end (where the time goes).
 pytest: setup
 	$(PYTEST)
 

@@ -61,7 +61,7 @@ QUICK = dict(
     attn_Ns=(64, 128), attn_T=1, attn_repeats=2,
     dense=dict(B=8, K=64, D=64, sweeps=1, beta=0.2, flip=0.1), dense_repeats=2,
     quality_n=32,
-    profile_preset="tiny", profile_repeats=9, profile_min_time=0.03,
+    profile_preset="tiny", profile_repeats=3, profile_min_time=0.03,
 )
 TTQ_DIR = ROOT / "benchmarks" / "results" / "ttq"
 

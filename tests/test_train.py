@@ -149,7 +149,7 @@ def et_train_command(tmp_path):
 def test_et_train_cli(tmp_path, one_device_flags):
     env = {**os.environ, "XLA_FLAGS": one_device_flags}
     r = subprocess.run([*et_train_command(tmp_path), "tiny", "--out", str(tmp_path), "--name", "cli", "--steps", "6",
-                        "--eval-every", "3", "--quiet"],
+                        "--eval-every", "3", "--eval-size", "16", "--final-eval-size", "16", "--quiet"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     model = load_checkpoint(tmp_path / "cli.npz", ImageEnergyTransformer)
