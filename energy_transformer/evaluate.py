@@ -20,8 +20,8 @@ from .patches import Patcher, random_masks
 from .train import trainable
 
 # %% auto #0
-__all__ = ['masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'predict_images', 'eval_set', 'evaluate',
-           'baselines', 'quality_table', 'table_markdown']
+__all__ = ['OPENCV_METHODS', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'harmonic_fill', 'opencv_fill',
+           'predict_images', 'eval_set', 'evaluate', 'baselines', 'quality_table', 'table_markdown']
 
 # %% ../nbs/12_evaluate.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
@@ -88,6 +88,56 @@ def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
         filled = np.stack([fill(im, m) for im, m in zip(images, pm, strict=False)])
         out[name] = masked_mse(patcher.tokenify(filled), target, mask)
     return out
+
+# %% ../nbs/12_evaluate.ipynb #harm002
+def _neighbour_sum(u):
+    "Sum of each pixel's four neighbours inside the picture (H x W)"
+    p = jnp.pad(u, 1)
+    return p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:]
+
+
+@jax.jit
+def _harmonic_channel(f, hidden, tol):
+    "One channel: the solution of 4 u - sum of neighbours = 0 on the hidden pixels, the visible ones fixed"
+    degree = _neighbour_sum(jnp.ones_like(f))  # 4 inside, fewer at the picture's edge
+    A = lambda u: jnp.where(hidden, degree * u - _neighbour_sum(jnp.where(hidden, u, 0.0)), 0.0)
+    b = jnp.where(hidden, _neighbour_sum(jnp.where(hidden, 0.0, f)), 0.0)
+    start = jnp.where(hidden, jnp.sum(jnp.where(hidden, 0.0, f)) / jnp.sum(~hidden), 0.0)  # the mean fill
+    u, _ = jax.scipy.sparse.linalg.cg(A, b, x0=start, tol=tol, maxiter=10 * f.size)
+    return jnp.where(hidden, u, f)
+
+
+def harmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
+                  pixel_mask: np.ndarray,  # Hpx x Wpx, True = unknown
+                  tol: float = 1e-6,  # relative residual at which conjugate gradients stop
+                  ) -> np.ndarray:
+    "Unknown pixels filled by the solution of Laplace's equation with the visible pixels as boundary values (each channel)."
+    image, pixel_mask = _check_fill(image, pixel_mask)
+    if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
+    return np.asarray(jax.vmap(_harmonic_channel, (0, None, None))(image, pixel_mask, tol), np.float32)
+
+
+OPENCV_METHODS = ("telea", "navier-stokes")
+
+
+def opencv_fill(image: np.ndarray,  # C x Hpx x Wpx
+                pixel_mask: np.ndarray,  # Hpx x Wpx, True = unknown
+                method: str = "telea",  # "telea" (fast marching) or "navier-stokes"
+                radius: int = 3,  # pixels around each point that the method looks at
+                ) -> np.ndarray:
+    "Unknown pixels filled by OpenCV's `cv2.inpaint`, each channel as 16-bit pixels (its float input is unreliable)."
+    try:
+        import cv2  # a development dependency, loaded when asked for
+    except ImportError:
+        raise ImportError("OpenCV's fills need `pip install opencv-python-headless`") from None
+    if method not in OPENCV_METHODS: raise ValueError(f"method must be one of {OPENCV_METHODS}, got {method!r}")
+    check_int("opencv_fill", "radius", radius, 1)
+    image, pixel_mask = _check_fill(image, pixel_mask)
+    if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
+    flag, m = cv2.INPAINT_TELEA if method == "telea" else cv2.INPAINT_NS, pixel_mask.astype(np.uint8)
+    u16 = np.round(np.clip(image, 0, 1) * 65535).astype(np.uint16)  # steps of 1.5e-5: far below any fill's error
+    out = np.stack([cv2.inpaint(ch, m, radius, flag) for ch in u16]).astype(np.float32) / 65535
+    return np.where(pixel_mask, out, image).astype(np.float32)
 
 # %% ../nbs/12_evaluate.ipynb #evalhlp1
 @eqx.filter_jit
