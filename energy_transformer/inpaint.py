@@ -7,6 +7,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/inpaint.html.md"""
 # %% ../nbs/14_inpaint.ipynb #inpimp01
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import sys
@@ -22,7 +23,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import LimitError, as_unit_images, check_int, check_output_file, check_pixels, check_real, quiet_interrupts
-from .evaluate import biharmonic_fill, masked_mse, mean_fill
+from .evaluate import OPENCV_METHODS, biharmonic_fill, harmonic_fill, masked_mse, mean_fill, opencv_fill
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
@@ -154,13 +155,16 @@ def _scorer(r: dict):
 
 def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical` one: its biharmonic fill is reused)
                     ) -> dict[str, float]:
-    "Masked MSE of the classical fills (biharmonic, mean of the visible pixels) on the same photo and mask"
+    "Masked MSE of classical fills of the same photo and mask: biharmonic, harmonic, OpenCV's two (when installed), mean"
     pm, score = _scorer(r)
     bih = r["biharmonic"] if "biharmonic" in r else biharmonic_fill(r["original"], pm)
-    return {"biharmonic": score(bih), "mean fill": score(mean_fill(r["original"], pm))}
+    out = {"biharmonic": score(bih), "harmonic": score(harmonic_fill(r["original"], pm))}
+    if importlib.util.find_spec("cv2"):  # opencv-python-headless: a development dependency, not the package's
+        out |= {f"OpenCV {m.title()}": score(opencv_fill(r["original"], pm, m)) for m in OPENCV_METHODS}
+    return out | {"mean fill": score(mean_fill(r["original"], pm))}
 
 
-CLASSICAL_WEIGHT = 0.8  # et-inpaint's default weight of the biharmonic fill, chosen on the validation photos
+CLASSICAL_WEIGHT = 0.8  # the weight of the biharmonic fill in a blend that did best on the validation photos
 
 
 def blend_classical(r: dict,  # an `inpaint_photo` result (the model's own fill)
@@ -209,7 +213,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
                mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
                seed: int = 0,  # which patches are hidden
                checkpoint: str = None,  # a checkpoint file (default: the shipped natural-image model)
-               classical: float = CLASSICAL_WEIGHT,  # weight of the biharmonic fill in the output, in [0, 1] (0: the model alone)
+               classical: float = 0,  # weight of a biharmonic fill blended into the output, in [0, 1] (0: the model's own)
                ):
     "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
     quiet_interrupts("et-inpaint")
@@ -225,10 +229,10 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
     fills = classical_fills(r)
     if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
     how = (f"the model's fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
-           if classical else "the model's own fill")
+           if classical else "the Energy Transformer's own fill")
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']):.1f} dB; {how}) · biharmonic {fills['biharmonic']:.5f} · "
-          f"mean fill {fills['mean fill']:.5f} ({r['windows']} windows)")
+          f"(PSNR {-10 * math.log10(r['mse']):.1f} dB; {how}) · classical fills: "
+          + " · ".join(f"{k} {v:.5f}" for k, v in fills.items()) + f" ({r['windows']} windows)")
 
 # %% ../nbs/14_inpaint.ipynb #inp020
 def photo_quality(models: dict[str, eqx.Module],  # name -> image model
