@@ -30,13 +30,19 @@ def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
                ) -> Float[Array, "*B"]:
     "Mean squared error over the chosen patches of each image (pixel units); an image with no chosen patch is an error."
     xp = jnp if any(isinstance(a, jax.Array) for a in (pred, target, chosen)) else np
-    w = xp.asarray(chosen, pred.dtype)[..., None]
-    n = w.sum((-2, -1))
+    out, n = _masked_mse(pred, target, chosen, xp)
     empty = "masked_mse: an image has no chosen patch, so its mean over chosen patches is undefined"
     v = concrete(n)
     if v is not None and (v == 0).any(): raise ValueError(f"{empty} ({int((v == 0).sum())} of {v.size} images)")
-    out = ((pred - target) ** 2 * w).sum((-2, -1)) / (n * pred.shape[-1])
     return eqx.error_if(out, (n == 0).any(), empty) if xp is jnp and v is None else out  # the same check under jit
+
+
+def _masked_mse(pred, target, chosen, xp=jnp):
+    """`masked_mse` and the number of chosen patches of each image, unchecked: for callers that choose a fixed positive
+    number of patches (a check under jit is a host callback, which keeps a compiled program out of JAX's disk cache)"""
+    w = xp.asarray(chosen, pred.dtype)[..., None]
+    n = w.sum((-2, -1))
+    return ((pred - target) ** 2 * w).sum((-2, -1)) / (n * pred.shape[-1]), n
 
 
 def psnr(mse: Float[Array, "*B"]) -> Float[Array, "*B"]:

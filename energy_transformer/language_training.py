@@ -31,9 +31,10 @@ from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, 
 from .train import TrainConfig, fit
 
 # %% auto #0
-__all__ = ['LM_PRESETS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'lm_evaluator', 'fit_language_model', 'kjv_alphabet',
-           'train_language_model', 'to_alphabet', 'out_of_domain_text', 'language_quality', 'bpc_by_position',
-           'blank_accuracy', 'generation_speed', 'masked_generation_speed', 'load_language_model', 'et_generate']
+__all__ = ['LM_PRESETS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows', 'kneser_ney_fill_bpc', 'lm_evaluator',
+           'fit_language_model', 'kjv_alphabet', 'train_language_model', 'to_alphabet', 'out_of_domain_text',
+           'language_quality', 'bpc_by_position', 'blank_accuracy', 'generation_speed', 'masked_generation_speed',
+           'load_language_model', 'et_generate']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -46,16 +47,19 @@ def lm_preset(name: str, # a key of LM_PRESETS
                      eval_every=200, log_every=25)
     tiny = replace(base, N=32, et=ETConfig(D=32, H=2, Y=16, M=128, exclude_self=False, rel_pos=31), T=3)
     tiny_tc = replace(tc, steps=80, eval_every=40, log_every=10)
-    # masked: context 64, a position bias b_h(C - B) for every offset inside the energy, T = 2, 5,000 steps of 32 windows
-    mlm = replace(base, objective="mlm", N=64, pos_std=0.2, T=2, et=replace(base.et, rel_pos=63))
-    mlm_tc = replace(tc, steps=5000, batch_size=32, eval_every=250)
+    # the shipped masked ET: context 64, D = 192, T = 2, batches of 32 windows; 15,069 steps, 5,400 CPU seconds at the
+    # rate probed first
+    mlm = replace(base, objective="mlm", N=64, pos_std=0.2, T=2, et=replace(base.et, D=192, H=6, M=768, rel_pos=63))
+    mlm_tc = replace(tc, steps=15069, batch_size=32, eval_every=627, log_every=376)
     # the shipped causal ET: D = 192, T = 2 (alpha 2); 6,487 steps, 5,400 CPU seconds at the rate probed first (it took 5,563)
     ar = replace(base, et=replace(base.et, D=192, H=6, M=768), alpha=2.0, T=2)
     ar_tc = replace(tc, steps=6487, eval_every=270, log_every=162)
     recipes = {  # built on demand: matching a transformer's parameters constructs models
         "kjv_ar": lambda: (CausalET, ar, ar_tc),
         "kjv_mlm": lambda: (MaskedET, mlm, mlm_tc),
-        "kjv_mlm_transformer": lambda: (MaskedTransformer, lm.matched_transformer(mlm, L=1), mlm_tc),
+        # kjv_mlm's parameter count; 41,538 steps, 5,400 CPU seconds at the rate probed first
+        "kjv_mlm_transformer": lambda: (MaskedTransformer, lm.matched_transformer(mlm, L=1),
+                                        replace(mlm_tc, steps=41538, eval_every=1730, log_every=1038)),
         # kjv_ar's parameter count; 15,637 steps, 5,400 CPU seconds at the rate probed first (it took 5,106)
         "kjv_ar_transformer": lambda: (CausalTransformer, lm.matched_transformer(ar, L=1),
                                        replace(tc, steps=15637, eval_every=651, log_every=390)),
@@ -69,6 +73,23 @@ def lm_preset(name: str, # a key of LM_PRESETS
 LM_PRESETS = ("kjv_ar", "kjv_ar_transformer", "kjv_mlm", "kjv_mlm_transformer", "tiny_ar", "tiny_mlm", "tiny_transformer")
 
 # %% ../nbs/09_language_training.ipynb #7a0597aa
+def masked_windows(ids: np.ndarray, # held-out text as ids
+                   N: int, # the model's context
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    "The masked models' test: consecutive windows of N ids, and a fixed mask hiding 15% of their positions (seed 0)"
+    starts = np.arange(0, len(ids) - N + 1, N)
+    targets = ids[starts[:, None] + np.arange(N)]
+    return targets, np.random.default_rng(0).random(targets.shape) < 0.15
+
+def kneser_ney_fill_bpc(kn: KneserNeyLM, # a fitted n-gram model
+                        vocab: CharVocab, # the masked models' alphabet
+                        text: str, # held-out text
+                        N: int, # the masked models' context
+                        ) -> float:
+    "Bits per hidden character of the n-gram fill (`KneserNeyLM.fill_log_probs`) on the masked models' windows and masks"
+    targets, score = masked_windows(vocab.encode(text), N)
+    return bits_per_char(np.concatenate([kn.fill_log_probs(vocab.decode(t), s) for t, s in zip(targets, score, strict=True)]))
+
 def lm_evaluator(text: str, # held-out text
                  model_config: LMConfig,
                  n_chars: int | None = None, # score only the first n characters (None: all)
@@ -82,9 +103,7 @@ def lm_evaluator(text: str, # held-out text
         win, score = scored_windows(ids, N)
         inputs, targets = win[:, :-1], win[:, 1:]
     else:
-        starts = np.arange(0, len(ids) - N + 1, N)
-        targets = ids[starts[:, None] + np.arange(N)]
-        score = np.random.default_rng(0).random(targets.shape) < 0.15
+        targets, score = masked_windows(ids, N)
         inputs = np.where(score, len(model_config.chars), targets)
     logp_fn = eqx.filter_jit(lambda m, x: jax.nn.log_softmax(jax.vmap(m.logits)(x)))
     def evaluate(model) -> dict:
@@ -170,9 +189,11 @@ def out_of_domain_text(name: str, # a key of OUT_OF_DOMAIN
 def language_quality(models: dict[str, eqx.Module], # name -> trained model
                      logs: dict[str, dict], # name -> its training log (for steps and seconds)
                      n_chars: int | None = None, # score the first n test characters only (None: all)
+                     fill_context: int = 64, # the windows the n-gram fill is scored on (the masked models' N)
+                     curve_chars: int = 60_000, # the first test characters, which the training runs' evaluations score
                     ) -> dict:
     """Bits per character on the test books and on the texts of `OUT_OF_DOMAIN` (`out_of_domain`): each model, and unigram
-    and order-5 Kneser-Ney models fitted to the training books"""
+    and order-5 Kneser-Ney models fitted to the training books, left to right and filling masked windows from both sides"""
     splits = kjv_splits()
     test = splits["test"][:n_chars] if n_chars else splits["test"]
     chars = kjv_alphabet()
@@ -184,7 +205,12 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
                  bpc=unigram.bpc(vocab.encode(test)[1:]), steps=0, train_seconds=0.0,
                  out_of_domain={k: unigram.bpc(vocab.encode(t)[1:]) for k, t in ood.items()}),
             dict(model="kneser_ney_5", cls="KneserNeyLM", objective="ar", params=sum(len(c) for c in kn.count.values()),
-                 bpc=kn.bpc(test), steps=0, train_seconds=round(kn_s, 1), out_of_domain={k: kn.bpc(t) for k, t in ood.items()})]
+                 bpc=kn.bpc(test), steps=0, train_seconds=round(kn_s, 1), out_of_domain={k: kn.bpc(t) for k, t in ood.items()}),
+            dict(model="kneser_ney_5_fill", cls="KneserNeyLM", objective="mlm", params=sum(len(c) for c in kn.count.values()),
+                 bpc=kneser_ney_fill_bpc(kn, vocab, test, fill_context), steps=0, train_seconds=round(kn_s, 1),
+                 out_of_domain={k: kneser_ney_fill_bpc(kn, vocab, t, fill_context) for k, t in ood.items()})]
+    if bad := [n for n, m in models.items() if m.config.objective == "mlm" and m.config.N != fill_context]:
+        raise ValueError(f"masked models {bad} have a context other than fill_context={fill_context}: not the same test")
     for name, m in models.items():
         r = lm_evaluator(test, m.config)(m)
         rows.append(dict(model=name, cls=type(m).__name__, objective=m.config.objective, params=count_params(m),
@@ -195,7 +221,11 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
                          train_cpu_seconds=round(logs[name].get("train_cpu_s") or 0.0, 1) or None))  # None: not recorded
     for r in rows:
         r.update(bpc=round(float(r["bpc"]), 4), out_of_domain={k: round(float(v), 4) for k, v in r["out_of_domain"].items()})
+    first = splits["test"][:curve_chars]  # the n-gram models on the training curves' test characters
+    curves = dict(chars=len(first), kneser_ney_5=round(kn.bpc(first), 4),
+                  kneser_ney_5_fill=round(kneser_ney_fill_bpc(kn, vocab, first, fill_context), 4))
     return dict(test_books=list(TEST_BOOKS), test_chars=len(test), out_of_domain_chars={k: len(t) for k, t in ood.items()},
+                curve_baselines=curves,
                 rows=rows,
                 note="masked models: bpc of 15% masked characters given both sides, not comparable with next-character bpc")
 

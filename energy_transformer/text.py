@@ -156,7 +156,8 @@ class KneserNeyLM:
                  order: int = 5, # n: the longest context is n-1 characters
                  alphabet: str | None = None): # all symbols that may be scored (default: those of `text`)
         if not (isinstance(order, int) and order >= 1): raise ValueError(f"order must be an int >= 1, got {order!r}")
-        self.order, self.V = order, len(set(alphabet if alphabet is not None else text))
+        self.symbols = "".join(sorted(set(alphabet if alphabet is not None else text)))
+        self.order, self.V = order, len(self.symbols)
         self.count, self.ctx, self.follow, self.d = {}, {}, {}, {}
         grams = Counter(text[i:i + order] for i in range(len(text) - order + 1))
         for n in range(order, 0, -1):  # counts of order n: raw at the top, continuation counts below
@@ -184,3 +185,24 @@ class KneserNeyLM:
         "Bits per character on `text`, every character after the first predicted from up to n-1 preceding ones"
         return bits_per_char(np.log([self.prob(text[max(0, i - self.order + 1):i], text[i])
                                      for i in range(1, len(text))]))
+
+    def fill_log_probs(self, text: str, # a window of text; its hidden characters are only read to be scored
+                       hidden: Sequence[bool], # one flag per character of `text`: True = hidden
+                       ) -> np.ndarray:
+        "log p(text[i] | the visible characters on both sides) at each hidden i, by Bayes' rule (3); contexts stop at hidden ones"
+        hidden = np.asarray(hidden)
+        if hidden.dtype != bool or hidden.shape != (len(text),):
+            raise ValueError(f"hidden must be {len(text)} booleans (one per character), got {hidden.dtype} {hidden.shape}")
+        if unknown := set(text) - set(self.symbols): raise ValueError(f"characters outside the alphabet: {sorted(unknown)}")
+        n1, out = self.order - 1, []
+        for i in np.flatnonzero(hidden):
+            lo = i
+            while lo > max(0, i - n1) and not hidden[lo - 1]: lo -= 1  # the visible characters just left of i
+            hi = i + 1
+            while hi < min(len(text), i + 1 + n1) and not hidden[hi]: hi += 1  # those right of i whose context holds it
+            left, right = text[lo:i], text[i + 1:hi]
+            scores = np.array([math.log(self.prob(left, w)) + sum(math.log(self.prob(left + w + right[:j], right[j]))
+                                                                  for j in range(len(right))) for w in self.symbols])
+            top = scores.max()
+            out.append(scores[self.symbols.index(text[i])] - top - math.log(np.exp(scores - top).sum()))
+        return np.array(out)

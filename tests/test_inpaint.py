@@ -54,21 +54,30 @@ def _check_ok(p, out: Path, h: int, w: int):
     assert (left[~grey] == right[~grey]).all()  # visible pixels shown as they are
 
 
+@pytest.fixture(scope="module")
+def camera_runs(photos, tmp_path_factory):
+    "The grey photo inpainted twice: seed 0 with the output's default name (beside the photo), and seed 1"
+    d = tmp_path_factory.mktemp("camera")
+    src = d / "cam.png"; src.write_bytes((photos / "camera.png").read_bytes())
+    return d, run(src), run(src, "--out", d / "seed1.png", "--seed", 1)
+
+
 def test_rgb_photo(photos, tmp_path):
     out = tmp_path / "o.png"
     _check_ok(run(photos / "chelsea.png", "--out", out, "--seed", 1), out, 300, 448)
 
 
-def test_grey_and_rgba_converted(photos, tmp_path):
-    for name, (h, w) in (("camera.png", (128, 128)), ("coffee_rgba.png", (100, 148))):
-        out = tmp_path / f"{name}.out.png"
-        _check_ok(run(photos / name, "--out", out, "--mask-ratio", "0.5"), out, h, w)
+def test_grey_and_rgba_converted(photos, camera_runs, tmp_path):
+    d, seed0, _ = camera_runs
+    _check_ok(seed0, d / "cam_inpainted.png", 128, 128)
+    out = tmp_path / "coffee.out.png"
+    _check_ok(run(photos / "coffee_rgba.png", "--out", out, "--mask-ratio", "0.5"), out, 100, 148)
 
 
-def test_seed_changes_mask(photos, tmp_path):
-    a, b = (run(photos / "camera.png", "--out", tmp_path / f"{s}.png", "--seed", s) for s in (0, 1))
+def test_seed_changes_mask(camera_runs):
+    d, a, b = camera_runs
     assert a.returncode == b.returncode == 0
-    assert not np.array_equal(np.asarray(Image.open(tmp_path / "0.png")), np.asarray(Image.open(tmp_path / "1.png")))
+    assert not np.array_equal(np.asarray(Image.open(d / "cam_inpainted.png")), np.asarray(Image.open(d / "seed1.png")))
 
 
 @pytest.mark.parametrize("args, message", [
@@ -91,11 +100,10 @@ def test_bad_input_one_line_error(photos, tmp_path, args, message):
     assert not (tmp_path / "o.png").exists()
 
 
-def test_out_defaults_next_to_the_photo(photos, tmp_path):
-    src = tmp_path / "cam.png"; src.write_bytes((photos / "camera.png").read_bytes())
-    p = run(src)
+def test_out_defaults_next_to_the_photo(camera_runs):
+    d, p, _ = camera_runs
     assert p.returncode == 0, p.stderr
-    assert (tmp_path / "cam_inpainted.png").is_file() and "cam_inpainted.png" in p.stdout
+    assert (d / "cam_inpainted.png").is_file() and "cam_inpainted.png" in p.stdout
 
 
 # --- overlapping windows against a slow reference -------------------------------------------------------------------
