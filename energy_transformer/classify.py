@@ -22,7 +22,6 @@ import numpy as np
 import optax
 from fastcore.script import anno_parser, store_true
 from jaxtyping import Array, Float, Int, PRNGKeyArray
-from skimage.transform import resize
 
 from . import core
 from .checkpoint import load_checkpoint, resolve_checkpoint
@@ -359,7 +358,9 @@ def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
     "An image file as the model sees it: grey (or RGB for C = 3), resized to Hpx x Wpx, floats in [0, 1]"
     C, Hpx, Wpx = image_shape
     a = read_photo(path, C)
-    if a.shape[1:] != (Hpx, Wpx): a = resize(a, (C, Hpx, Wpx), order=1, anti_aliasing=True).astype(np.float32)
+    if a.shape[1:] != (Hpx, Wpx):
+        from skimage.transform import resize  # only when a picture needs it: it adds half a second to the command's start
+        a = resize(a, (C, Hpx, Wpx), order=1, anti_aliasing=True).astype(np.float32)
     return 1 - a if invert else a
 
 def _et_classify_args(images: Annotated[str, {"nargs": "+"}], # image files (PNG, JPEG, ...)

@@ -12,7 +12,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float
-from skimage.restoration import inpaint_biharmonic
 
 from .checks import as_unit_images, check_int, concrete
 from .core import count_params
@@ -30,7 +29,7 @@ def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
                ) -> Float[Array, "*B"]:
     "Mean squared error over the chosen patches of each image (pixel units); an image with no chosen patch is an error."
     xp = jnp if any(isinstance(a, jax.Array) for a in (pred, target, chosen)) else np
-    out, n = _masked_mse(pred, target, chosen, xp)
+    with np.errstate(divide="ignore", invalid="ignore"): out, n = _masked_mse(pred, target, chosen, xp)  # 0/0: refused below
     empty = "masked_mse: an image has no chosen patch, so its mean over chosen patches is undefined"
     v = concrete(n)
     if v is not None and (v == 0).any(): raise ValueError(f"{empty} ({int((v == 0).sum())} of {v.size} images)")
@@ -75,6 +74,7 @@ def biharmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
                     pixel_mask: np.ndarray,  # Hpx x Wpx, True = unknown
                     ) -> np.ndarray:
     "Unknown pixels filled by `skimage.restoration.inpaint_biharmonic` (each channel)."
+    from skimage.restoration import inpaint_biharmonic  # on first use: it adds half a second to every command's start
     image, pixel_mask = _check_fill(image, pixel_mask)
     if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
     if image.shape[0] == 1: out = inpaint_biharmonic(image[0], pixel_mask)[None]

@@ -31,10 +31,10 @@ from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, 
 from .train import TrainConfig, fit
 
 # %% auto #0
-__all__ = ['LM_PRESETS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows', 'kneser_ney_fill_bpc', 'lm_evaluator',
-           'fit_language_model', 'kjv_alphabet', 'train_language_model', 'to_alphabet', 'out_of_domain_text',
-           'language_quality', 'bpc_by_position', 'blank_accuracy', 'generation_speed', 'masked_generation_speed',
-           'load_language_model', 'et_generate']
+__all__ = ['LM_PRESETS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows', 'kneser_ney_fill_bpc', 'lm_log_probs',
+           'lm_evaluator', 'fit_language_model', 'kjv_alphabet', 'train_language_model', 'to_alphabet',
+           'out_of_domain_text', 'language_quality', 'bpc_by_position', 'blank_accuracy', 'generation_speed',
+           'masked_generation_speed', 'load_language_model', 'et_generate']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -90,13 +90,14 @@ def kneser_ney_fill_bpc(kn: KneserNeyLM, # a fitted n-gram model
     targets, score = masked_windows(vocab.encode(text), N)
     return bits_per_char(np.concatenate([kn.fill_log_probs(vocab.decode(t), s) for t, s in zip(targets, score, strict=True)]))
 
-def lm_evaluator(text: str, # held-out text
+def lm_log_probs(text: str, # held-out text
                  model_config: LMConfig,
                  n_chars: int | None = None, # score only the first n characters (None: all)
                  batch: int = 32, # windows per forward pass
                 ):
-    """A function model -> {"bpc": ...}: bits per character of an autoregressive model on `text` (overlapping windows,
-    see `scored_windows`), or of a masked model on the same windows with 15% of the characters masked (fixed masks)"""
+    """A function model -> the natural log-probability of each scored character: for an autoregressive model every
+    character after the first, in order (overlapping windows, see `scored_windows`); for a masked model the 15% masked
+    characters of `masked_windows`"""
     ids = model_config.vocab.encode(text[:n_chars] if n_chars else text)
     N = model_config.N
     if model_config.objective == "ar":
@@ -106,13 +107,23 @@ def lm_evaluator(text: str, # held-out text
         targets, score = masked_windows(ids, N)
         inputs = np.where(score, len(model_config.chars), targets)
     logp_fn = eqx.filter_jit(lambda m, x: jax.nn.log_softmax(jax.vmap(m.logits)(x)))
-    def evaluate(model) -> dict:
+    def log_probs(model) -> np.ndarray:
         lp = []
         for i in range(0, len(inputs), batch):
             out = np.asarray(logp_fn(model, jnp.asarray(inputs[i:i + batch], jnp.int32)))
             lp.append(np.take_along_axis(out, targets[i:i + batch, :, None], -1)[..., 0][score[i:i + batch]])
-        return {"bpc": bits_per_char(np.concatenate(lp))}
-    return evaluate
+        return np.concatenate(lp)
+    return log_probs
+
+def lm_evaluator(text: str, # held-out text
+                 model_config: LMConfig,
+                 n_chars: int | None = None, # score only the first n characters (None: all)
+                 batch: int = 32, # windows per forward pass
+                ):
+    """A function model -> {"bpc": ...}: bits per character of an autoregressive model on `text` (overlapping windows,
+    see `scored_windows`), or of a masked model on the same windows with 15% of the characters masked (fixed masks)"""
+    log_probs = lm_log_probs(text, model_config, n_chars, batch)
+    return lambda model: {"bpc": bits_per_char(log_probs(model))}
 
 def fit_language_model(cls: type[eqx.Module], # CausalET, CausalTransformer, MaskedET or MaskedTransformer
                        mc: LMConfig, # its configuration (`mc.chars`: the corpus alphabet)

@@ -1,6 +1,8 @@
 """The package's layout: no import cycle between its modules (imports inside functions included) and no
-module over 500 lines."""
+module over 500 lines; importing the package loads no heavy library that only some functions use."""
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "energy_transformer"
@@ -60,3 +62,12 @@ def test_no_import_cycle():
 def test_modules_at_most_500_lines():
     long = {m: n for m, p in modules().items() if (n := len(p.read_text().splitlines())) > 500}
     assert not long, f"modules over 500 lines: {long}"
+
+
+def test_package_import_leaves_heavy_libraries_unloaded():
+    "Every command and notebook starts by importing the package: plotting, SciPy, scikit-image and OpenCV load on first use"
+    code = ("import sys, energy_transformer; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'matplotlib', 'scipy', 'skimage', 'cv2', 'sklearn'}))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]", f"importing energy_transformer loads {p.stdout.strip()}"
