@@ -477,7 +477,7 @@ def fill(model: AbstractMaskedLM, # a masked model
 def generate_masked(model: AbstractMaskedLM, # a masked model
                     length: int, # new characters
                     prompt: str = "", # text the new characters follow (may be empty)
-                    *, rounds: int = 16, # unmasking rounds per window
+                    *, rounds: int = 32, # unmasking rounds per window (32: one new character per round after the first window)
                     temperature: float = 0.8, # 0: the most likely character in each round
                     seed: int = 0,
                     on_text=None, # called with each window's new text (streaming)
