@@ -181,10 +181,13 @@ class KneserNeyLM:
             p = max(self.count[n].get(h + w, 0) - d, 0.0) / c_h + d * self.follow[n][h] / c_h * p
         return p
 
+    def log_probs(self, text: str) -> np.ndarray:
+        "log p of every character of `text` after the first, each predicted from up to n-1 preceding ones"
+        return np.log([self.prob(text[max(0, i - self.order + 1):i], text[i]) for i in range(1, len(text))])
+
     def bpc(self, text: str) -> float:
         "Bits per character on `text`, every character after the first predicted from up to n-1 preceding ones"
-        return bits_per_char(np.log([self.prob(text[max(0, i - self.order + 1):i], text[i])
-                                     for i in range(1, len(text))]))
+        return bits_per_char(self.log_probs(text))
 
     def fill_log_probs(self, text: str, # a window of text; its hidden characters are only read to be scored
                        hidden: Sequence[bool], # one flag per character of `text`: True = hidden
