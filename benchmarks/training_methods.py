@@ -45,6 +45,7 @@ from energy_transformer.classify import (  # noqa: E402  # noqa: E402
     fit_classifier,
     matched_transformer,
 )
+from energy_transformer.checkpoint import read_log, resolve_checkpoint  # noqa: E402
 from energy_transformer.core import ETConfig, count_params  # noqa: E402
 from energy_transformer.data import load_images  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
@@ -54,6 +55,7 @@ from energy_transformer.language import CausalTransformer, MaskedTransformer  # 
 from energy_transformer.language import matched_transformer as matched_lm  # noqa: E402
 from energy_transformer.language_training import fit_language_model, kjv_alphabet, lm_evaluator, lm_preset  # noqa: E402
 from energy_transformer.patches import keep_count, mask_count  # noqa: E402
+from energy_transformer.pretrained import load_pretrained  # noqa: E402
 from energy_transformer.text import kjv_splits  # noqa: E402
 from energy_transformer.train import TrainConfig, trainable  # noqa: E402
 
@@ -144,15 +146,25 @@ def language_config(method: str, width: int | None = None, preset: str = "kjv_ar
 
 
 def run_language(method: str, seconds: float, chars: int = 60_000, width: int | None = None,
-                 run_dir: Path | None = None, evals: int = 8, preset: str = "kjv_ar") -> dict:
+                 run_dir: Path | None = None, evals: int = 8, preset: str = "kjv_ar", init: str | None = None,
+                 lr: float | None = None, seed: int | None = None) -> dict:
     """One language run. With `run_dir`, the run saves its state there (`run.npz`, `run.json`) at each evaluation and
     resumes from it when started again with the same arguments (the probed rate is kept in `rate.json`), so the
-    trained model stays there to be shipped (`tools/ship_checkpoint.py`)."""
+    trained model stays there to be shipped (`tools/ship_checkpoint.py`). With `init` (a shipped name or a checkpoint
+    of this method's model) the run continues that model under a new schedule (peak `lr`, data order `seed`); its log
+    keeps the earlier run's in `meta.previous`."""
     splits = kjv_splits()
     cls, mc, tc = language_config(method, width, preset)
+    tc = replace(tc, **{k: v for k, v in dict(lr=lr, seed=seed).items() if v is not None})
+    start, meta = None, None
+    if init is not None:
+        start = load_pretrained(init)
+        if type(start) is not cls: raise SystemExit(f"--init {init} holds a {type(start).__name__}, not this method's {cls.__name__}")
+        mc, meta = start.config, dict(previous={k: v for k, v in read_log(resolve_checkpoint(init)).items() if k != "meta"}, init=str(init))
     methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": f"ET, T = 2, alpha {mc.alpha:g}",
                "matched transformer": "1 transformer block, the same parameter count"}
-    train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars, **k)
+    train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars,
+                                               init=start, meta=meta, **k)
     final, rate = {}, None
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -204,6 +216,9 @@ def main(argv=None):
     ap.add_argument("--width", type=int, help="language only: the ET's width D (H = D / 32, M = 4 D)")
     ap.add_argument("--run-dir", type=Path, help="language only: save the run there and resume it when started again")
     ap.add_argument("--evals", type=int, default=8, help="language only: evaluations during training")
+    ap.add_argument("--init", help="language only: continue this shipped model or checkpoint under a new schedule")
+    ap.add_argument("--lr", type=float, help="language only: peak learning rate (default: the recipe's)")
+    ap.add_argument("--seed", type=int, help="language only: seed of the data order (default: the recipe's)")
     a = ap.parse_args(argv)
     if a.list:
         for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))
@@ -211,8 +226,10 @@ def main(argv=None):
     run, names = TASKS[a.task]
     if a.method not in names(): ap.error(f"unknown method {a.method!r} for {a.task}; choose from {names()}")
     stamp, t0 = machine(), time.time()
-    lang = dict(width=a.width, run_dir=a.run_dir, evals=a.evals) if a.task.endswith("language") else {}
-    if not lang and (a.width or a.run_dir): ap.error("--width and --run-dir are for --task language")
+    lang = (dict(width=a.width, run_dir=a.run_dir, evals=a.evals, init=a.init, lr=a.lr, seed=a.seed)
+            if a.task.endswith("language") else {})
+    if not lang and (a.width or a.run_dir or a.init or a.lr or a.seed is not None):
+        ap.error("--width, --run-dir, --init, --lr and --seed are for --task language")
     r = run(a.method, a.seconds, **lang)
     model, log = r.pop("model"), r.pop("log")
     row = dict(task=a.task, method=a.method, seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),

@@ -135,11 +135,15 @@ def fit_language_model(cls: type[eqx.Module], # CausalET, CausalTransformer, Mas
                        valid_chars: int = 60_000, # validation characters scored at each evaluation
                        test_chars: int = 0, # test characters also scored at each evaluation (`test_bpc`; for curves only)
                        meta: dict | None = None, # extra header entries of the checkpoint
+                       init: eqx.Module | None = None, # trained weights of `cls` with configuration `mc` to start from (None: fresh)
                       ) -> tuple[eqx.Module, dict]:
     """Train any character model on the training books with `fit`, evaluating bits per character on the validation books
-    (and, for a learning curve, on the first `test_chars` characters of the test books; nothing is chosen by them)"""
+    (and, for a learning curve, on the first `test_chars` characters of the test books; nothing is chosen by them).
+    With `init` the run continues a trained model under a new schedule `tc` (its data order is set by `tc.seed`)."""
+    if init is not None and (type(init) is not cls or init.config != mc):
+        raise ValueError(f"init is a {type(init).__name__} with another configuration, not a {cls.__name__} with `mc`")
     splits = kjv_splits()
-    model = cls(mc, key=jax.random.key(tc.seed))
+    model = cls(mc, key=jax.random.key(tc.seed)) if init is None else init
     ids = mc.vocab.encode(splits["train"])
     width = mc.N + 1 if mc.objective == "ar" else mc.N
     loss = lm.ar_loss if mc.objective == "ar" else lm.mlm_loss
