@@ -38,6 +38,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from equal_time import cpu_rate, load, machine, train_for_seconds  # noqa: E402
 
+from energy_transformer.checkpoint import read_log, resolve_checkpoint  # noqa: E402
 from energy_transformer.classify import (  # noqa: E402  # noqa: E402
     ClassifierConfig,
     ImageClassifier,
@@ -45,9 +46,8 @@ from energy_transformer.classify import (  # noqa: E402  # noqa: E402
     fit_classifier,
     matched_transformer,
 )
-from energy_transformer.checkpoint import read_log, resolve_checkpoint  # noqa: E402
 from energy_transformer.core import ETConfig, count_params  # noqa: E402
-from energy_transformer.data import load_images  # noqa: E402
+from energy_transformer.data import load_images, load_natural  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
 from energy_transformer.image_training import masked_image_loss, preset, train_inpainting  # noqa: E402
@@ -131,6 +131,47 @@ def run_image(method: str, seconds: float) -> dict:
                 curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["mse"]) for e in log["evals"]], model=model)
 
 
+# ----------------------------------------------------------------------------------------- natural photos
+def _natural_methods(mc):
+    """name -> (description, model maker): the natural-photo ET and its parameter-matched one-block transformer, hidden
+    patches starting cold (the MASK token) or warm (the harmonic fill plus the MASK token, residual output)"""
+    warm = replace(mc, start="harmonic", residual=True)
+    et = lambda c: (lambda seed: ImageEnergyTransformer(c, key=jax.random.PRNGKey(seed)))
+    mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
+    return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
+            "warm": ("ET, hidden patches start from their harmonic fill; output = fill + what the descent adds", et(warm)),
+            "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
+            "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm)))}
+
+
+def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8) -> dict:
+    """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate 1e-3) on crops of all the
+    training photos, masked MSE at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops
+    once; resumable in `run_dir` like the language runs."""
+    mc, task, tc = preset("natural")
+    task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3)
+    desc, make = _natural_methods(mc)[method]
+    data = (load_natural("train"), load_natural("valid"))
+    train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, **k)
+    model, log, rate = train_for_seconds(train, tc, seconds, *_resumable(train, tc, run_dir), evals=evals)
+    fx, fmask = eval_set(load_natural("test"), model.patcher.N, 2000, task.mask_ratio, seed=1)
+    return dict(metric="masked_mse", lower_is_better=True, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
+                valid=log["final"]["model"]["mse"], test=float(evaluate(model, fx, fmask)["mse"]),
+                baselines={k: log["final"][k]["mse"] for k in ("mean_fill", "biharmonic")},
+                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["mse"]) for e in log["evals"]], model=model)
+
+
+def _resumable(train, tc, run_dir: Path | None) -> tuple[float | None, dict]:
+    """(rate, keywords of the final training call) of a run saved in `run_dir` and resumed from it when started again:
+    the probed rate is kept in `rate.json`, the run in `run.npz`/`run.json` (None: a run that saves nothing)"""
+    if run_dir is None: return None, {}
+    run_dir.mkdir(parents=True, exist_ok=True)
+    rate_file = run_dir / "rate.json"
+    if rate_file.is_file(): rate = json.loads(rate_file.read_text())["steps_per_cpu_s"]
+    else: rate = cpu_rate(train, tc); rate_file.write_text(json.dumps(dict(steps_per_cpu_s=rate)))
+    return rate, dict(out=run_dir, name="run", resume=True)
+
+
 # ---------------------------------------------------------------------------------------------- language
 def language_config(method: str, width: int | None = None, preset: str = "kjv_ar"):
     """(model class, model configuration, training configuration) of a language method: the shipped recipe `preset`
@@ -159,19 +200,15 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
     start, meta = None, None
     if init is not None:
         start = load_pretrained(init)
-        if type(start) is not cls: raise SystemExit(f"--init {init} holds a {type(start).__name__}, not this method's {cls.__name__}")
-        mc, meta = start.config, dict(previous={k: v for k, v in read_log(resolve_checkpoint(init)).items() if k != "meta"}, init=str(init))
+        if type(start) is not cls:
+            raise SystemExit(f"--init {init} holds a {type(start).__name__}, not this method's {cls.__name__}")
+        previous = {k: v for k, v in read_log(resolve_checkpoint(init)).items() if k != "meta"}
+        mc, meta = start.config, dict(previous=previous, init=str(init))
     methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": f"ET, T = 2, alpha {mc.alpha:g}",
                "matched transformer": "1 transformer block, the same parameter count"}
     train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars,
                                                init=start, meta=meta, **k)
-    final, rate = {}, None
-    if run_dir is not None:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        rate_file = run_dir / "rate.json"
-        if rate_file.is_file(): rate = json.loads(rate_file.read_text())["steps_per_cpu_s"]
-        else: rate = cpu_rate(train, tc); rate_file.write_text(json.dumps(dict(steps_per_cpu_s=rate)))
-        final = dict(out=run_dir, name="run", resume=True)
+    rate, final = _resumable(train, tc, run_dir)
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, **final)
     return dict(metric="bpc", lower_is_better=True, description=methods[method] + (f", D = {width}" if width else ""),
                 steps_per_cpu_s=[round(rate, 3)], log=log, valid=log["evals"][-1]["bpc"],
@@ -199,11 +236,15 @@ def run_classification(method: str, seconds: float) -> dict:
 TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist")[0]))),
          "language": (run_language, lambda: ["exact", "T=2", "matched transformer"]),
          "masked_language": (functools.partial(run_language, preset="kjv_mlm"), lambda: ["T=2", "matched transformer"]),
+         "natural_image": (run_natural, lambda: list(_natural_methods(preset("natural")[0]))),
          "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
 
 
 def result_path(task: str, method: str, seconds: float, out: Path = RESULTS, width: int | None = None) -> Path:
     return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{int(seconds)}.json"
+
+
+TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"}, "natural_image": {"run_dir", "evals"}}
 
 
 def main(argv=None):
@@ -214,8 +255,8 @@ def main(argv=None):
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--list", action="store_true", help="print the methods of each task")
     ap.add_argument("--width", type=int, help="language only: the ET's width D (H = D / 32, M = 4 D)")
-    ap.add_argument("--run-dir", type=Path, help="language only: save the run there and resume it when started again")
-    ap.add_argument("--evals", type=int, default=8, help="language only: evaluations during training")
+    ap.add_argument("--run-dir", type=Path, help="language, natural_image: save the run there, resume it when started again")
+    ap.add_argument("--evals", type=int, default=8, help="language, natural_image: evaluations during training")
     ap.add_argument("--init", help="language only: continue this shipped model or checkpoint under a new schedule")
     ap.add_argument("--lr", type=float, help="language only: peak learning rate (default: the recipe's)")
     ap.add_argument("--seed", type=int, help="language only: seed of the data order (default: the recipe's)")
@@ -226,11 +267,10 @@ def main(argv=None):
     run, names = TASKS[a.task]
     if a.method not in names(): ap.error(f"unknown method {a.method!r} for {a.task}; choose from {names()}")
     stamp, t0 = machine(), time.time()
-    lang = (dict(width=a.width, run_dir=a.run_dir, evals=a.evals, init=a.init, lr=a.lr, seed=a.seed)
-            if a.task.endswith("language") else {})
-    if not lang and (a.width or a.run_dir or a.init or a.lr or a.seed is not None):
-        ap.error("--width, --run-dir, --init, --lr and --seed are for --task language")
-    r = run(a.method, a.seconds, **lang)
+    opts = TASK_OPTIONS.get("language" if a.task.endswith("language") else a.task, set())
+    if wrong := sorted(k for k in set().union(*TASK_OPTIONS.values()) - opts if getattr(a, k) != ap.get_default(k)):
+        ap.error(f"--task {a.task} has no option {', '.join('--' + k.replace('_', '-') for k in wrong)}")
+    r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
     row = dict(task=a.task, method=a.method, seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
                steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),

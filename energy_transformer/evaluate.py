@@ -19,8 +19,9 @@ from .patches import Patcher, random_masks
 from .train import trainable
 
 # %% auto #0
-__all__ = ['OPENCV_METHODS', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'harmonic_fill', 'opencv_fill',
-           'predict_images', 'eval_set', 'evaluate', 'baselines', 'quality_table', 'table_markdown']
+__all__ = ['OPENCV_METHODS', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'harmonic_solve',
+           'harmonic_fill', 'opencv_fill', 'predict_images', 'eval_set', 'evaluate', 'baselines', 'quality_table',
+           'table_markdown']
 
 # %% ../nbs/12_evaluate.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
@@ -102,15 +103,28 @@ def _neighbour_sum(u):
     return p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:]
 
 
-@jax.jit
-def _harmonic_channel(f, hidden, tol):
+def _harmonic_channel(f, hidden, tol, maxiter):
     "One channel: the solution of 4 u - sum of neighbours = 0 on the hidden pixels, the visible ones fixed"
     degree = _neighbour_sum(jnp.ones_like(f))  # 4 inside, fewer at the picture's edge
     A = lambda u: jnp.where(hidden, degree * u - _neighbour_sum(jnp.where(hidden, u, 0.0)), 0.0)
     b = jnp.where(hidden, _neighbour_sum(jnp.where(hidden, 0.0, f)), 0.0)
-    start = jnp.where(hidden, jnp.sum(jnp.where(hidden, 0.0, f)) / jnp.sum(~hidden), 0.0)  # the mean fill
-    u, _ = jax.scipy.sparse.linalg.cg(A, b, x0=start, tol=tol, maxiter=10 * f.size)
-    return jnp.where(hidden, u, f)
+    n_visible = jnp.sum(~hidden)
+    mean = jnp.where(n_visible > 0, jnp.sum(jnp.where(hidden, 0.0, f)) / jnp.maximum(n_visible, 1), 0.5)
+    u, _ = jax.scipy.sparse.linalg.cg(A, b, x0=jnp.where(hidden, mean, 0.0), tol=tol, maxiter=maxiter)  # from the mean fill
+    return jnp.where(n_visible > 0, jnp.where(hidden, u, f), 0.5)  # nothing visible: mid-grey
+
+
+def harmonic_solve(image: Float[Array, "C Hpx Wpx"],  # pixels (JAX arrays: works under jit and vmap)
+                   hidden: Bool[Array, "Hpx Wpx"],  # True = unknown
+                   tol: float = 1e-6,  # relative residual at which conjugate gradients stop
+                   maxiter: int | None = None,  # at most this many iterations (default 10 x the pixels of a channel)
+                   ) -> Float[Array, "C Hpx Wpx"]:
+    "The harmonic fill as a traceable JAX function (no checks; nothing visible gives mid-grey), e.g. inside a model"
+    maxiter = 10 * hidden.size if maxiter is None else maxiter
+    return jax.vmap(_harmonic_channel, (0, None, None, None))(image, hidden, tol, maxiter)
+
+
+_harmonic_jit = jax.jit(harmonic_solve, static_argnames="maxiter")
 
 
 def harmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
@@ -120,7 +134,7 @@ def harmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
     "Unknown pixels filled by the solution of Laplace's equation with the visible pixels as boundary values (each channel)."
     image, pixel_mask = _check_fill(image, pixel_mask)
     if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
-    return np.asarray(jax.vmap(_harmonic_channel, (0, None, None))(image, pixel_mask, tol), np.float32)
+    return np.asarray(_harmonic_jit(image, pixel_mask, tol), np.float32)
 
 
 OPENCV_METHODS = ("telea", "navier-stokes")

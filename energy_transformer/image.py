@@ -22,20 +22,27 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from . import core
 from .checks import MAX_STEPS, as_float_pixels, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
-from .evaluate import masked_mse
+from .evaluate import harmonic_solve, masked_mse
 from .patches import Patcher
 
 # %% auto #0
-__all__ = ['PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEmbedding', 'PatchDecoder',
+__all__ = ['STARTS', 'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEmbedding', 'PatchDecoder',
            'AbstractImageModel', 'ImageEnergyTransformer', 'animate_descent', 'descent_quality', 'decode_memories',
            'show_memories', 'MAEConfig', 'TransformerMAE', 'matched_mae']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
+STARTS = ("mask", "harmonic")  # how hidden tokens start the descent: the MASK token, or a classical fill plus it
+
+
 class PatchGeometry:
     "Image geometry shared by the image-model configs (fields `image_shape`, `patch_size`): patcher, N, Z, JSON dict"
     def _check_geometry(self):
         object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
         Patcher(self.image_shape, self.patch_size)  # validates the sizes
+        if self.start not in STARTS: raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
+        if not isinstance(self.residual, bool): raise TypeError(f"residual must be a bool, got {self.residual!r}")
+        if self.residual and self.start == "mask":
+            raise ValueError("a residual output adds to a classical start: residual=True needs start='harmonic'")
 
     @property
     def patcher(self) -> Patcher:
@@ -63,6 +70,8 @@ class ImageETConfig(PatchGeometry):
     alpha: float = 0.1  # descent step size (initial value of the model's traced `alpha`)
     T: int = 12  # descent steps (static)
     normalize: bool = False  # work relative to the mean of each image's visible pixels (per channel)
+    start: str = "mask"  # hidden tokens start as the MASK token, or ("harmonic") as its sum with their harmonic fill's embedding
+    residual: bool = False  # hidden pixels = start fill + decode(x_T) - decode(x_0): zero steps return the classical fill
 
     def __post_init__(self):
         self._check_geometry()
@@ -74,7 +83,7 @@ class ImageETConfig(PatchGeometry):
     def from_dict(cls, d: dict) -> "ImageETConfig":
         "Inverse of `to_dict`; unknown keys are an error."
         d = dict(d); et = d.pop("et", {})
-        known = {"image_shape", "patch_size", "alpha", "T", "normalize"}
+        known = {"image_shape", "patch_size", "alpha", "T", "normalize", "start", "residual"}
         if set(d) - known: raise ValueError(f"unknown ImageETConfig keys {sorted(set(d) - known)}")
         return cls(et=ETConfig(**et), **d)
 
@@ -145,9 +154,14 @@ class ImageEmbedding(eqx.Module):
         "MASK tokens placed, CLS prepended, positions added."
         return jnp.concatenate([self.cls_token[None], self.corrupt_tokens(x, mask)]) + self.pos
 
-    def __call__(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
-        "Initial token states: embedded patches, MASK where `mask`, CLS prepended, positions added."
-        return self.prep_tokens(tokens @ self.Wenc + self.Benc, mask)
+    def __call__(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"],
+                 fill: Float[Array, "N Z"] | None = None,  # pixels hidden patches start from (None: the MASK token alone)
+                 ) -> Float[Array, "N+1 D"]:
+        "Initial token states: embedded patches, MASK where `mask` (plus the embedded `fill` there), CLS first, positions added."
+        x = tokens @ self.Wenc + self.Benc
+        if fill is None: return self.prep_tokens(x, mask)
+        warm = fill @ self.Wenc + self.Benc + self.mask_token  # the MASK token marks a hidden patch's classical fill
+        return jnp.concatenate([self.cls_token[None], jnp.where(mask[:, None], warm, x)]) + self.pos
 
 
 class PatchDecoder(eqx.Module):
@@ -192,13 +206,42 @@ class AbstractImageModel(eqx.Module):
         "MASK tokens placed, CLS prepended, positions added."
         return self.embed.prep_tokens(x, mask)
 
-    def encode(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
+    def encode(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"],
+               fill: Float[Array, "N Z"] | None = None) -> Float[Array, "N+1 D"]:
         "Initial token states (`ImageEmbedding`)."
-        return self.embed(tokens, mask)
+        return self.embed(tokens, mask, fill)
 
     def decode(self, x: Float[Array, "N+1 D"]) -> Float[Array, "N Z"]:
         "Patch pixels from token states: drop CLS, normalise once, linear decoder."
         return jax.vmap(lambda t: self.decoder(self.out_norm(t)))(x[1:])
+
+    def start_fill(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N Z"] | None:
+        "The classical fill hidden tokens start from (`config.start`): None for the MASK token, else the harmonic fill"
+        if self.config.start == "mask": return None
+        pt = self.patcher
+        return pt.tokenify(harmonic_solve(pt.untokenify(tokens), pt.pixel_mask(mask), tol=1e-5))
+
+    def initial_state(self, tokens: Float[Array, "N Z"],  # patch pixels (masked ones are ignored)
+                      mask: Bool[Array, "N"],  # True = hidden
+                      fill: Float[Array, "N Z"] | None = None,  # start pixels of the hidden patches (default `start_fill`)
+                      mu=0.0, sd=1.0,  # the pixels are used as (pixels - mu) / sd
+                      ) -> tuple[Float[Array, "N+1 D"], Float[Array, "N Z"] | None]:
+        "(x_0, base): the initial token states and the pixels a residual output adds to (None: not residual)"
+        if self.config.start == "mask":
+            if fill is not None: raise ValueError("this model starts hidden tokens from the MASK token: it takes no fill")
+            return self.encode((tokens - mu) / sd, mask), None
+        fill = self.start_fill(tokens, mask) if fill is None else jnp.asarray(fill, tokens.dtype)
+        if fill.shape != tokens.shape: raise ValueError(f"fill must have shape {tuple(tokens.shape)}, got {tuple(fill.shape)}")
+        x0 = self.encode((tokens - mu) / sd, mask, (fill - mu) / sd)
+        return x0, (jnp.where(mask[:, None], fill, tokens) if self.config.residual else None)
+
+    def readout(self, x: Float[Array, "N+1 D"],  # token states
+                x0: Float[Array, "N+1 D"],  # the initial ones
+                base: Float[Array, "N Z"] | None,  # `initial_state`'s base (None: not residual)
+                mu=0.0, sd=1.0,  # the decoder's pixels are (pixels - mu) / sd
+                ) -> Float[Array, "N Z"]:
+        "Patch pixels of token states: decoded; with a residual output `base` plus the mixing's change, decode(x) - decode(x_0)"
+        return self.decode(x) * sd + mu if base is None else base + (self.decode(x) - self.decode(x0)) * sd
 
     def _check(self, tokens, mask):
         "Patch pixels as floats and the mask as a boolean array, or a one-line error naming the problem."
@@ -253,18 +296,20 @@ class ImageEnergyTransformer(AbstractImageModel):
                        remat: bool = True,  # checkpoint the descent steps (training memory flat in T)
                        autograd: bool = False,  # energy gradient by autodiff instead of the closed form
                        backprop_steps: int | None = None,  # differentiate only the last k descent steps (see `descend`)
+                       fill: Float[Array, "N Z"] | None = None,  # warm start only: start pixels (default `start_fill`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
         run = lambda x: (descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T, remat=remat,
                                  grad=jax.grad(self.et.energy) if autograd else None, backprop_steps=backprop_steps), None)
-        return self._fill(tokens, mask, run)[0]
+        return self._fill(tokens, mask, run, fill)[0]
 
-    def _fill(self, tokens, mask, run):
-        "Normalise by the visible pixels, encode, `run(x) -> (x, extra)` on the token states, decode: (pixels, extra)"
+    def _fill(self, tokens, mask, run, fill=None):
+        "Normalise by the visible pixels, encode, `run(x) -> (x, extra)` on the token states, read out: (pixels, extra)"
         tokens, mask = self._check(tokens, mask)
         mu, sd = self.visible_stats(tokens, mask)
-        x, extra = run(self.encode((tokens - mu) / sd, mask))
-        return self.decode(x) * sd + mu, extra
+        x0, base = self.initial_state(tokens, mask, fill, mu, sd)
+        x, extra = run(x0)
+        return self.readout(x, x0, base, mu, sd), extra
 
     def predict_tokens_until(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                              mask: Bool[Array, "N"],  # True = replaced by the MASK token
@@ -290,12 +335,11 @@ class ImageEnergyTransformer(AbstractImageModel):
         tokens, mask = self._check(tokens, mask)
         T = self.config.T if T is None else T
         mu, sd = self.visible_stats(tokens, mask)
-        x0 = self.encode((tokens - mu) / sd, mask)
-        if not record:
-            return pt.untokenify(self.decode(descend(self.et, self.lnorm, x0, alpha=self.alpha, T=T)) * sd + mu), None
+        x0, base = self.initial_state(tokens, mask, None, mu, sd)
+        pixels = lambda x: pt.untokenify(self.readout(x, x0, base, mu, sd))
+        if not record: return pixels(descend(self.et, self.lnorm, x0, alpha=self.alpha, T=T)), None
         x, tr = descend_recorded(self.et, self.lnorm, x0, alpha=self.alpha, T=T, every=every, keep_states=keep_images)
-        out = pt.untokenify(self.decode(x) * sd + mu)
-        images = None if tr.x is None else jax.vmap(lambda s: pt.untokenify(self.decode(s) * sd + mu))(tr.x)
+        out, images = pixels(x), None if tr.x is None else jax.vmap(pixels)(tr.x)
         return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, grad_norm=tr.grad_norm,
                                     images=images)
 
@@ -392,6 +436,8 @@ class MAEConfig(PatchGeometry):
     M: int = 512  # hidden units of each block's MLP
     L: int = 12  # transformer blocks, each with its own weights
     repeat: int = 1  # passes through the L blocks (weights shared): L x repeat layers of compute, L of parameters
+    start: str = "mask"  # hidden tokens start as the MASK token or ("harmonic") as its sum with their harmonic fill's embedding
+    residual: bool = False  # hidden pixels = start fill + output(x_L) - output(x_0)
 
     def __post_init__(self):
         self._check_geometry()
@@ -414,7 +460,8 @@ class MAEConfig(PatchGeometry):
         if not isinstance(getattr(cfg, "et", None), ETConfig):
             raise TypeError(f"expected an ImageETConfig, got {type(cfg).__name__}")
         e = cfg.et
-        return cls(image_shape=cfg.image_shape, patch_size=cfg.patch_size, D=e.D, H=e.H, Y=e.Y, M=e.M, L=cfg.T)
+        return cls(image_shape=cfg.image_shape, patch_size=cfg.patch_size, D=e.D, H=e.H, Y=e.Y, M=e.M, L=cfg.T,
+                   start=cfg.start, residual=cfg.residual)
 
 # %% ../nbs/02_image_inpainting.ipynb #inp032
 class TransformerMAE(AbstractImageModel):
@@ -439,12 +486,14 @@ class TransformerMAE(AbstractImageModel):
     def predict_tokens(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                        mask: Bool[Array, "N"],  # True = replaced by the MASK token
                        *, remat: bool = False,  # checkpoint each block (less training memory)
+                       fill: Float[Array, "N Z"] | None = None,  # warm start only: start pixels (default `start_fill`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `repeat` passes through the `L` blocks."
         tokens, mask = self._check(tokens, mask)
-        x = self.encode(tokens, mask)
+        x0, base = self.initial_state(tokens, mask, fill)
+        x = x0
         for _ in range(self.config.repeat): x = core.apply_blocks(self.blocks, x, remat=remat)
-        return self.decode(x)
+        return self.readout(x, x0, base)
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token

@@ -76,13 +76,14 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
     pm = grid.pixel_mask(mask)
     corners = [(i, j) for i in _starts(H, h, stride) for j in _starts(W, w, stride)]
-    crops = np.stack([photo[:, i:i + h, j:j + w] for i, j in corners])
     masks = np.stack([pm[i:i + h:p, j:j + w:p].reshape(-1) for i, j in corners])
     pad = -len(corners) % batch_size  # every call the same shape: one compilation
-    tokens = model.patcher.tokenify(np.concatenate([crops, np.repeat(crops[:1], pad, 0)]))
-    masks = np.concatenate([masks, np.repeat(masks[:1], pad, 0)])
-    pred = np.concatenate([np.asarray(_predict_batch(model, jnp.asarray(tokens[k:k + batch_size]),
-                                                     jnp.asarray(masks[k:k + batch_size])))
+    windows = lambda im: model.patcher.tokenify(np.stack([im[:, i:i + h, j:j + w] for i, j in corners + corners[:1] * pad]))
+    tokens, masks = windows(photo), np.concatenate([masks, np.repeat(masks[:1], pad, 0)])
+    # a warm-started model starts each window from the whole photo's harmonic fill, which sees past the window's edges
+    fills = None if model.config.start == "mask" else windows(harmonic_fill(photo, pm))
+    part = lambda a, k: None if a is None else jnp.asarray(a[k:k + batch_size])
+    pred = np.concatenate([np.asarray(_predict_batch(model, part(tokens, k), part(masks, k), part(fills, k)))
                            for k in range(0, len(tokens), batch_size)])
     pred = model.patcher.untokenify(pred[:len(corners)])
     wt = np.kron(centre_weights(h // p, w // p, power), np.ones((p, p), np.float32))  # per pixel of a window
@@ -103,7 +104,8 @@ def patch_errors(r: dict,  # an `inpaint_photo` result
 
 
 @eqx.filter_jit
-def _predict_batch(model, tokens, mask): return jax.vmap(lambda t, m: model.predict_tokens(t, m, remat=False))(tokens, mask)
+def _predict_batch(model, tokens, mask, fill):
+    return jax.vmap(lambda t, m, f: model.predict_tokens(t, m, remat=False, fill=f))(tokens, mask, fill)
 
 # %% ../nbs/14_inpaint.ipynb #inp016
 _SIXTEEN_BIT = ("I;16", "I;16B", "I;16L", "I;16N")
@@ -228,8 +230,10 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
         print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
     fills = classical_fills(r)
     if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
-    how = (f"the model's fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
-           if classical else "the Energy Transformer's own fill")
+    start = "the MASK token" if model.config.start == "mask" else f"the {model.config.start} fill"
+    own = f"the Energy Transformer {Path(checkpoint).stem if checkpoint else 'natural'}, started from {start}"
+    how = (f"{own}: its fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
+           if classical else f"{own}: its own fill")
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
           f"(PSNR {-10 * math.log10(r['mse']):.1f} dB; {how}) · classical fills: "
           + " · ".join(f"{k} {v:.5f}" for k, v in fills.items()) + f" ({r['windows']} windows)")

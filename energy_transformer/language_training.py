@@ -135,7 +135,7 @@ def fit_language_model(cls: type[eqx.Module], # CausalET, CausalTransformer, Mas
                        valid_chars: int = 60_000, # validation characters scored at each evaluation
                        test_chars: int = 0, # test characters also scored at each evaluation (`test_bpc`; for curves only)
                        meta: dict | None = None, # extra header entries of the checkpoint
-                       init: eqx.Module | None = None, # trained weights of `cls` with configuration `mc` to start from (None: fresh)
+                       init: eqx.Module | None = None, # trained weights (a `cls` with configuration `mc`) to start from
                       ) -> tuple[eqx.Module, dict]:
     """Train any character model on the training books with `fit`, evaluating bits per character on the validation books
     (and, for a learning curve, on the first `test_chars` characters of the test books; nothing is chosen by them).
