@@ -28,7 +28,7 @@ from .core import ETConfig, count_params
 from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer
 from .pretrained import available_models, load_pretrained
 from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, kjv_splits, scored_windows, window_stream
-from .train import TrainConfig, fit
+from .train import TrainConfig, fit, training_totals
 
 # %% auto #0
 __all__ = ['LM_PRESETS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows', 'kneser_ney_fill_bpc', 'lm_log_probs',
@@ -230,10 +230,9 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
         r = lm_evaluator(test, m.config)(m)
         rows.append(dict(model=name, cls=type(m).__name__, objective=m.config.objective, params=count_params(m),
                          bpc=round(r["bpc"], 4), out_of_domain={k: lm_evaluator(t, m.config)(m)["bpc"] for k, t in ood.items()},
-                         steps=logs[name]["train_config"]["steps"],
-                         chars_seen=logs[name]["train_config"]["steps"] * logs[name]["train_config"]["batch_size"] * m.config.N,
-                         train_seconds=round(logs[name]["train_time_s"], 1),
-                         train_cpu_seconds=round(logs[name].get("train_cpu_s") or 0.0, 1) or None))  # None: not recorded
+                         steps=(t := training_totals(logs[name]))["steps"], stages=t["stages"],
+                         chars_seen=t["examples"] * m.config.N, train_seconds=round(t["train_time_s"], 1),
+                         train_cpu_seconds=round(t["train_cpu_s"], 1)))  # all the runs that made the model
     for r in rows:
         r.update(bpc=round(float(r["bpc"]), 4), out_of_domain={k: round(float(v), 4) for k, v in r["out_of_domain"].items()})
     first = splits["test"][:curve_chars]  # the n-gram models on the training curves' test characters
