@@ -7,6 +7,9 @@ Docs: https://energy-transformer.github.io/energy_transformer/evaluate.html.md""
 # %% ../nbs/12_evaluate.ipynb #evalimp1
 from __future__ import annotations
 
+import functools
+import importlib.util
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -19,9 +22,9 @@ from .patches import Patcher, random_masks
 from .train import trainable
 
 # %% auto #0
-__all__ = ['OPENCV_METHODS', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'baseline_mse', 'harmonic_solve',
-           'harmonic_fill', 'opencv_fill', 'predict_images', 'eval_set', 'evaluate', 'baselines', 'quality_table',
-           'table_markdown']
+__all__ = ['OPENCV_METHODS', 'CLASSICAL_FILLS', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'harmonic_solve',
+           'harmonic_fill', 'opencv_fill', 'available_fills', 'baseline_mse', 'predict_images', 'eval_set', 'evaluate',
+           'baselines', 'quality_table', 'table_markdown']
 
 # %% ../nbs/12_evaluate.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
@@ -83,18 +86,6 @@ def biharmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
     return np.where(pixel_mask, out, image).astype(np.float32)
 
 
-def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
-                 mask: np.ndarray,  # B x N, True = hidden patch
-                 patcher: Patcher,
-                 ) -> dict[str, np.ndarray]:
-    "Masked-patch MSE of each image for the mean fill and the biharmonic fill."
-    images, mask = np.asarray(images, np.float32), np.asarray(mask, bool)
-    target, pm = patcher.tokenify(images), patcher.pixel_mask(mask)
-    out = {}
-    for name, fill in (("mean_fill", mean_fill), ("biharmonic", biharmonic_fill)):
-        filled = np.stack([fill(im, m) for im, m in zip(images, pm, strict=False)])
-        out[name] = masked_mse(patcher.tokenify(filled), target, mask)
-    return out
 
 # %% ../nbs/12_evaluate.ipynb #harm002
 def _neighbour_sum(u):
@@ -159,6 +150,33 @@ def opencv_fill(image: np.ndarray,  # C x Hpx x Wpx
     out = np.stack([cv2.inpaint(ch, m, radius, flag) for ch in u16]).astype(np.float32) / 65535
     return np.where(pixel_mask, out, image).astype(np.float32)
 
+
+CLASSICAL_FILLS = {  # name -> fill(image, pixel_mask): the classical fills the quality tables can compare with
+    "mean_fill": mean_fill, "biharmonic": biharmonic_fill, "harmonic": harmonic_fill,
+    "opencv_telea": functools.partial(opencv_fill, method="telea"),
+    "opencv_navier_stokes": functools.partial(opencv_fill, method="navier-stokes")}
+
+
+def available_fills() -> tuple[str, ...]:
+    "The names of `CLASSICAL_FILLS` that run here: OpenCV's only where it is installed (a development dependency)"
+    opencv = importlib.util.find_spec("cv2") is not None
+    return tuple(k for k in CLASSICAL_FILLS if opencv or not k.startswith("opencv"))
+
+
+def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
+                 mask: np.ndarray,  # B x N, True = hidden patch
+                 patcher: Patcher,
+                 fills: tuple[str, ...] = ("mean_fill", "biharmonic"),  # names in `CLASSICAL_FILLS`
+                 ) -> dict[str, np.ndarray]:
+    "Masked-patch MSE of each image for classical fills (by default the mean fill and the biharmonic fill)."
+    images, mask = np.asarray(images, np.float32), np.asarray(mask, bool)
+    target, pm = patcher.tokenify(images), patcher.pixel_mask(mask)
+    out = {}
+    for name in fills:
+        filled = np.stack([CLASSICAL_FILLS[name](im, m) for im, m in zip(images, pm, strict=False)])
+        out[name] = masked_mse(patcher.tokenify(filled), target, mask)
+    return out
+
 # %% ../nbs/12_evaluate.ipynb #evalhlp1
 @eqx.filter_jit
 def _predict(model, tokens, mask): return jax.vmap(model.predict_tokens)(tokens, mask)
@@ -210,10 +228,11 @@ def evaluate(model: eqx.Module,  # an image model with `patcher` and `predict_to
 def baselines(images: np.ndarray,  # n x C x Hpx x Wpx
               mask: np.ndarray,  # n x N, True = hidden patch
               patcher: Patcher,  # the images' patch grid
+              fills: tuple[str, ...] = ("mean_fill", "biharmonic"),  # names in `CLASSICAL_FILLS`
               ) -> dict:
-    "The same metrics for the mean-of-visible fill and biharmonic inpainting."
+    "The same metrics for classical fills (by default the mean-of-visible fill and biharmonic inpainting)."
     return {k: {"mse": float(v.mean()), "psnr": float(psnr(v).mean())}
-            for k, v in baseline_mse(images, mask, patcher).items()}
+            for k, v in baseline_mse(images, mask, patcher, fills).items()}
 
 # %% ../nbs/12_evaluate.ipynb #evalqt02
 def quality_table(models: dict,  # name -> image model (all on the same patch grid)
@@ -223,8 +242,9 @@ def quality_table(models: dict,  # name -> image model (all on the same patch gr
                   n: int = 2000,  # test images (a fixed seeded subset; at most the test set)
                   seed: int = 0,  # subset and masks
                   steps: dict | None = None,  # name -> training steps, recorded in the result
+                  fills: tuple[str, ...] = ("mean_fill", "biharmonic"),  # classical fills (names in `CLASSICAL_FILLS`)
                   ) -> dict:
-    "Masked-patch MSE and PSNR of the models and both classical fills on the same images and masks."
+    "Masked-patch MSE and PSNR of the models and of classical fills on the same images and masks."
     pt = next(iter(models.values())).patcher
     out = dict(data=data, n_images=min(n, len(test)), ratios=list(ratios),
                params={k: count_params(eqx.filter(m, trainable(m))) for k, m in models.items()}, steps=steps or {}, rows=[])
@@ -232,7 +252,7 @@ def quality_table(models: dict,  # name -> image model (all on the same patch gr
         x, mask = eval_set(test, pt.N, n, r, seed)
         row = dict(mask_ratio=r, n_masked=int(mask[0].sum()))
         for k, m in models.items(): row[k] = evaluate(m, x, mask)
-        row.update(baselines(x, mask, pt))
+        row.update(baselines(x, mask, pt, fills))
         out["rows"].append(row)
     return out
 
@@ -240,7 +260,8 @@ def quality_table(models: dict,  # name -> image model (all on the same patch gr
 def table_markdown(q: dict,  # a `quality_table` result
                    ) -> str:
     "The table as Markdown: one row per method and mask ratio, MSE, PSNR and trained parameters."
-    names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)"}
+    names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)", "harmonic": "harmonic (Laplace)",
+             "opencv_telea": "OpenCV Telea", "opencv_navier_stokes": "OpenCV Navier-Stokes"}
     lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) |", "|---|---|---:|---:|---:|---:|"]
     for row in q["rows"]:
         for k, v in row.items():

@@ -7,7 +7,6 @@ Docs: https://energy-transformer.github.io/energy_transformer/inpaint.html.md"""
 # %% ../nbs/14_inpaint.ipynb #inpimp01
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import sys
@@ -23,12 +22,12 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import LimitError, as_unit_images, check_int, check_output_file, check_pixels, check_real, quiet_interrupts
-from .evaluate import OPENCV_METHODS, biharmonic_fill, harmonic_fill, masked_mse, mean_fill, opencv_fill
+from .evaluate import CLASSICAL_FILLS, available_fills, biharmonic_fill, harmonic_fill, masked_mse
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['CLASSICAL_WEIGHT', 'centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills',
+__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills',
            'blend_classical', 'side_by_side', 'unlike_training', 'et_inpaint', 'photo_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
@@ -159,11 +158,12 @@ def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical
                     ) -> dict[str, float]:
     "Masked MSE of classical fills of the same photo and mask: biharmonic, harmonic, OpenCV's two (when installed), mean"
     pm, score = _scorer(r)
-    bih = r["biharmonic"] if "biharmonic" in r else biharmonic_fill(r["original"], pm)
-    out = {"biharmonic": score(bih), "harmonic": score(harmonic_fill(r["original"], pm))}
-    if importlib.util.find_spec("cv2"):  # opencv-python-headless: a development dependency, not the package's
-        out |= {f"OpenCV {m.title()}": score(opencv_fill(r["original"], pm, m)) for m in OPENCV_METHODS}
-    return out | {"mean fill": score(mean_fill(r["original"], pm))}
+    fill = lambda k: r["biharmonic"] if k == "biharmonic" and "biharmonic" in r else CLASSICAL_FILLS[k](r["original"], pm)
+    return {label: score(fill(k)) for k, label in FILL_LABELS.items() if k in available_fills()}
+
+
+FILL_LABELS = {"biharmonic": "biharmonic", "harmonic": "harmonic", "opencv_telea": "OpenCV Telea",  # printed in this order
+               "opencv_navier_stokes": "OpenCV Navier-Stokes", "mean_fill": "mean fill"}
 
 
 CLASSICAL_WEIGHT = 0.8  # the weight of the biharmonic fill in a blend that did best on the validation photos
