@@ -75,6 +75,9 @@ class RecallTrace(eqx.Module):
     state: Float[Array, "S D"] | None # the states, when kept
 
 # %% ../nbs/00_dense_storage.ipynb #9c839828
+_flip_energies_jit = eqx.filter_jit(lambda memory, sigma: memory._flip_energies(sigma, memory.Xi @ sigma))
+
+
 class AbstractBinaryMemory(eqx.Module):
     "A binary associative memory whose energy depends on the state only through the overlaps `m = Xi sigma`."
     Xi: eqx.AbstractVar[Float[Array, "K D"]]
@@ -100,7 +103,7 @@ class AbstractBinaryMemory(eqx.Module):
     def flip_energies(self, sigma: Float[Array, "D"]) -> Float[Array, "D"]:
         "Energy change of flipping each bit alone, `E(sigma with bit i flipped) - E(sigma)` (a K x D intermediate)."
         _check_state(sigma, self.D)
-        return self._flip_energies(sigma, self.Xi @ sigma)
+        return _flip_energies_jit(self, jnp.asarray(sigma))  # one compiled program per shape, not one per operation
 
     def _flip_energies(self, sigma, m):
         return jax.vmap(self.flip_delta, in_axes=(None, 0))(m, -2.0 * sigma[:, None] * self.Xi.T)
