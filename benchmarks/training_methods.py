@@ -153,7 +153,8 @@ def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals:
     desc, make = _natural_methods(mc)[method]
     data = (load_natural("train"), load_natural("valid"))
     train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, **k)
-    model, log, rate = train_for_seconds(train, tc, seconds, *_resumable(train, tc, run_dir), evals=evals)
+    rate, final = _resumable(train, tc, run_dir)
+    model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, **final)
     fx, fmask = eval_set(load_natural("test"), model.patcher.N, 2000, task.mask_ratio, seed=1)
     return dict(metric="masked_mse", lower_is_better=True, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
                 valid=log["final"]["model"]["mse"], test=float(evaluate(model, fx, fmask)["mse"]),
