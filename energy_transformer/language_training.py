@@ -31,10 +31,10 @@ from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, 
 from .train import TrainConfig, fit, training_totals
 
 # %% auto #0
-__all__ = ['LM_PRESETS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows', 'kneser_ney_fill_bpc', 'lm_log_probs',
-           'lm_evaluator', 'fit_language_model', 'kjv_alphabet', 'train_language_model', 'to_alphabet',
-           'out_of_domain_text', 'language_quality', 'bpc_by_position', 'blank_accuracy', 'generation_speed',
-           'masked_generation_speed', 'load_language_model', 'et_generate']
+__all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows',
+           'kneser_ney_fill_bpc', 'lm_log_probs', 'lm_evaluator', 'fit_language_model', 'kjv_alphabet',
+           'train_language_model', 'to_alphabet', 'out_of_domain_text', 'language_quality', 'bpc_by_position',
+           'blank_accuracy', 'generation_speed', 'masked_generation_speed', 'load_language_model', 'et_generate']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -51,7 +51,8 @@ def lm_preset(name: str, # a key of LM_PRESETS
     # rate probed first
     mlm = replace(base, objective="mlm", N=64, pos_std=0.2, T=2, et=replace(base.et, D=192, H=6, M=768, rel_pos=63))
     mlm_tc = replace(tc, steps=15069, batch_size=32, eval_every=627, log_every=376)
-    # the shipped causal ET: D = 192, T = 2 (alpha 2); 6,487 steps, 5,400 CPU seconds at the rate probed first (it took 5,563)
+    # the shipped causal ET: D = 192, T = 2 (alpha 2); this recipe's 6,487 steps (5,400 CPU seconds at the rate probed
+    # first; it took 5,563), then 6,134 more from there with peak lr 1.5e-3 and seed 1 (`fit_language_model(init=...)`)
     ar = replace(base, et=replace(base.et, D=192, H=6, M=768), alpha=2.0, T=2)
     ar_tc = replace(tc, steps=6487, eval_every=270, log_every=162)
     recipes = {  # built on demand: matching a transformer's parameters constructs models
@@ -60,7 +61,8 @@ def lm_preset(name: str, # a key of LM_PRESETS
         # kjv_mlm's parameter count; 41,538 steps, 5,400 CPU seconds at the rate probed first
         "kjv_mlm_transformer": lambda: (MaskedTransformer, lm.matched_transformer(mlm, L=1),
                                         replace(mlm_tc, steps=41538, eval_every=1730, log_every=1038)),
-        # kjv_ar's parameter count; 15,637 steps, 5,400 CPU seconds at the rate probed first (it took 5,106)
+        # kjv_ar's parameter count; 15,637 steps (5,400 CPU seconds at the rate probed first; it took 5,106), then
+        # 17,055 more with peak lr 1.5e-3 and seed 1
         "kjv_ar_transformer": lambda: (CausalTransformer, lm.matched_transformer(ar, L=1),
                                        replace(tc, steps=15637, eval_every=651, log_every=390)),
         "tiny_ar": lambda: (CausalET, tiny, tiny_tc),
@@ -158,14 +160,23 @@ def kjv_alphabet() -> str:
     "The symbols of the whole corpus (every split), the alphabet of every shipped language model"
     return CharVocab.from_text("".join(kjv_splits().values())).chars
 
+LM_SECOND_RUNS = {  # presets trained in a second run from where the first ended: its changes to the preset's settings
+    "kjv_ar": dict(steps=6134, lr=1.5e-3, seed=1, eval_every=766, log_every=153),
+    "kjv_ar_transformer": dict(steps=17055, lr=1.5e-3, seed=1, eval_every=2131, log_every=426),
+}
+
 def train_language_model(name: str, # a preset of `lm_preset`
-                         out: str | os.PathLike | None = None, # folder for <name>.npz/.json (None: no files)
-                         *, tc: TrainConfig | None = None, # replaces the preset's training settings
+                         out: str | os.PathLike | None = None, # folder for the runs' <name>.npz/.json (None: no files)
+                         *, tc: TrainConfig | None = None, # replaces the preset's training settings (one run only)
                          **kw, # `fit_language_model`'s resume, progress, stop_at, valid_chars
                         ) -> tuple[eqx.Module, dict]:
-    "Train a preset on the training books, evaluating bits per character on the validation books"
+    """Train a preset on the training books, evaluating bits per character on the validation books; a preset of
+    `LM_SECOND_RUNS` then continues in a second run (`<name>_continued`, its log keeping the first's in `previous`)"""
     cls, mc, preset_tc = lm_preset(name, kjv_alphabet())
-    return fit_language_model(cls, mc, preset_tc if tc is None else tc, out, name=name, meta=dict(preset=name), **kw)
+    model, log = fit_language_model(cls, mc, preset_tc if tc is None else tc, out, name=name, meta=dict(preset=name), **kw)
+    if tc is not None or name not in LM_SECOND_RUNS: return model, log
+    return fit_language_model(cls, mc, replace(preset_tc, **LM_SECOND_RUNS[name]), out, name=f"{name}_continued",
+                              meta=dict(preset=name, previous=log), init=model, **kw)
 
 
 # %% ../nbs/09_language_training.ipynb #oodcode1
