@@ -114,7 +114,6 @@ def sincos_2d(grid: tuple[int, int],  # (rows, columns) of the patch grid
     code = lambda pos: np.concatenate([np.sin(np.outer(pos.ravel(), omega)), np.cos(np.outer(pos.ravel(), omega))], 1)
     return jnp.asarray(np.concatenate([code(rows), code(cols)], 1), float_dtype())
 
-
 class ImageTrajectory(eqx.Module):
     "Subsampled record of one image's descent: energies per recorded step and optionally decoded images."
     step: Int[Array, "S"]  # descent step of each record
@@ -123,7 +122,6 @@ class ImageTrajectory(eqx.Module):
     e_total: Float[Array, "S"]  # E_att + E_hn (+ E_LN with a leak)
     grad_norm: Float[Array, "S"]  # |dE/dg| at each record
     images: Float[Array, "S C Hpx Wpx"] | None  # decoded image at each record (`keep_images=True`)
-
 
 class ImageEmbedding(eqx.Module):
     "One image's patch pixels -> its N+1 initial token states: linear embedding, MASK and CLS tokens, positions."
@@ -155,14 +153,12 @@ class ImageEmbedding(eqx.Module):
         return jnp.concatenate([self.cls_token[None], self.corrupt_tokens(x, mask)]) + self.pos
 
     def __call__(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"],
-                 fill: Float[Array, "N Z"] | None = None,  # pixels hidden patches start from (None: the MASK token alone)
-                 ) -> Float[Array, "N+1 D"]:
+                 fill: Float[Array, "N Z"] | None = None) -> Float[Array, "N+1 D"]:  # fill: where hidden patches start
         "Initial token states: embedded patches, MASK where `mask` (plus the embedded `fill` there), CLS first, positions added."
         x = tokens @ self.Wenc + self.Benc
         if fill is None: return self.prep_tokens(x, mask)
         warm = fill @ self.Wenc + self.Benc + self.mask_token  # the MASK token marks a hidden patch's classical fill
         return jnp.concatenate([self.cls_token[None], jnp.where(mask[:, None], warm, x)]) + self.pos
-
 
 class PatchDecoder(eqx.Module):
     "Linear read-out of one patch's pixels from a normalised token state."
@@ -179,7 +175,6 @@ class PatchDecoder(eqx.Module):
     def __call__(self, x: Float[Array, "D"]) -> Float[Array, "Z"]:
         "The Z pixels of one patch from a normalised token state"
         return x @ self.W + self.b
-
 
 class AbstractImageModel(eqx.Module):
     "Masked-image model = an `ImageEmbedding`, a token mixer, a normalisation and a `PatchDecoder`."
@@ -218,15 +213,12 @@ class AbstractImageModel(eqx.Module):
     def start_fill(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> Float[Array, "N Z"] | None:
         "The classical fill hidden tokens start from (`config.start`): None for the MASK token, else the harmonic fill"
         if self.config.start == "mask": return None
-        pt = self.patcher
-        return pt.tokenify(harmonic_solve(pt.untokenify(tokens), pt.pixel_mask(mask), tol=1e-5))
+        return (pt := self.patcher).tokenify(harmonic_solve(pt.untokenify(tokens), pt.pixel_mask(mask), tol=1e-5))
 
-    def initial_state(self, tokens: Float[Array, "N Z"],  # patch pixels (masked ones are ignored)
-                      mask: Bool[Array, "N"],  # True = hidden
-                      fill: Float[Array, "N Z"] | None = None,  # start pixels of the hidden patches (default `start_fill`)
-                      mu=0.0, sd=1.0,  # the pixels are used as (pixels - mu) / sd
-                      ) -> tuple[Float[Array, "N+1 D"], Float[Array, "N Z"] | None]:
-        "(x_0, base): the initial token states and the pixels a residual output adds to (None: not residual)"
+    def initial_state(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"], fill: Float[Array, "N Z"] | None = None,
+                      mu=0.0, sd=1.0) -> tuple[Float[Array, "N+1 D"], Float[Array, "N Z"] | None]:
+        """(x_0, base) of patch pixels `tokens` (used as (pixels - mu) / sd) with the `mask` patches hidden, which start from
+        `fill` (default `start_fill`): the initial token states and the pixels a residual output adds to (None: not residual)"""
         if self.config.start == "mask":
             if fill is not None: raise ValueError("this model starts hidden tokens from the MASK token: it takes no fill")
             return self.encode((tokens - mu) / sd, mask), None
@@ -235,12 +227,10 @@ class AbstractImageModel(eqx.Module):
         x0 = self.encode((tokens - mu) / sd, mask, (fill - mu) / sd)
         return x0, (jnp.where(mask[:, None], fill, tokens) if self.config.residual else None)
 
-    def readout(self, x: Float[Array, "N+1 D"],  # token states
-                x0: Float[Array, "N+1 D"],  # the initial ones
-                base: Float[Array, "N Z"] | None,  # `initial_state`'s base (None: not residual)
-                mu=0.0, sd=1.0,  # the decoder's pixels are (pixels - mu) / sd
+    def readout(self, x: Float[Array, "N+1 D"], x0: Float[Array, "N+1 D"], base: Float[Array, "N Z"] | None, mu=0.0, sd=1.0,
                 ) -> Float[Array, "N Z"]:
-        "Patch pixels of token states: decoded; with a residual output `base` plus the mixing's change, decode(x) - decode(x_0)"
+        """Patch pixels of token states `x` (the decoder's pixels are (pixels - mu) / sd): decoded; with a residual output
+        (`initial_state`'s `base`, else None) the base plus the change the mixing made, decode(x) - decode(x_0)"""
         return self.decode(x) * sd + mu if base is None else base + (self.decode(x) - self.decode(x0)) * sd
 
     def _check(self, tokens, mask):
@@ -256,7 +246,6 @@ class AbstractImageModel(eqx.Module):
     def rand_init(cls, key: PRNGKeyArray, config) -> AbstractImageModel:
         "A freshly initialised model (the first draft's spelling of `cls(config, key=key)`)."
         return cls(config, key=key)
-
 
 class ImageEnergyTransformer(AbstractImageModel):
     "Masked-image model: patch embedding, CLS/MASK tokens, position embeddings, `T` ET descent steps, decoder."
@@ -378,8 +367,7 @@ def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
         return art, line
 
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    anim = FuncAnimation(fig, update, frames=len(steps), blit=False)
-    anim.save(path, writer=PillowWriter(fps=fps), dpi=dpi)
+    FuncAnimation(fig, update, frames=len(steps), blit=False).save(path, writer=PillowWriter(fps=fps), dpi=dpi)
     plt.close(fig)
     return path
 
@@ -446,20 +434,16 @@ class MAEConfig(PatchGeometry):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"MAEConfig.{k} must be an int >= 1, got {v!r}")
 
-
     @classmethod
     def from_dict(cls, d: dict) -> "MAEConfig":
         "Inverse of `to_dict`; unknown keys are an error."
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown: raise ValueError(f"unknown MAEConfig keys {sorted(unknown)}")
+        if unknown := set(d) - set(cls.__dataclass_fields__): raise ValueError(f"unknown MAEConfig keys {sorted(unknown)}")
         return cls(**d)
 
     @classmethod
     def like(cls, cfg: ImageETConfig) -> "MAEConfig":
         "The baseline matched to an image ET: same image, patches, D, H, Y, MLP width M, and L = T blocks."
-        if not isinstance(getattr(cfg, "et", None), ETConfig):
-            raise TypeError(f"expected an ImageETConfig, got {type(cfg).__name__}")
-        e = cfg.et
+        if not isinstance(e := getattr(cfg, "et", None), ETConfig): raise TypeError(f"expected an ImageETConfig, got {type(cfg)}")
         return cls(image_shape=cfg.image_shape, patch_size=cfg.patch_size, D=e.D, H=e.H, Y=e.Y, M=e.M, L=cfg.T,
                    start=cfg.start, residual=cfg.residual)
 
