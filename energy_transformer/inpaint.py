@@ -80,7 +80,8 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     windows = lambda im: model.patcher.tokenify(np.stack([im[:, i:i + h, j:j + w] for i, j in corners + corners[:1] * pad]))
     tokens, masks = windows(photo), np.concatenate([masks, np.repeat(masks[:1], pad, 0)])
     # a warm-started model starts each window from the whole photo's harmonic fill, which sees past the window's edges
-    fills = None if model.config.start == "mask" else windows(harmonic_fill(photo, pm))
+    start = None if model.config.start == "mask" else harmonic_fill(photo, pm)
+    fills = None if start is None else windows(start)
     part = lambda a, k: None if a is None else jnp.asarray(a[k:k + batch_size])
     pred = np.concatenate([np.asarray(_predict_batch(model, part(tokens, k), part(masks, k), part(fills, k)))
                            for k in range(0, len(tokens), batch_size)])
@@ -91,7 +92,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     filled = np.where(pm[None], np.clip(acc / wsum, 0, 1), photo)  # known pixels kept exactly
     mse = float(masked_mse(grid.tokenify(filled), grid.tokenify(photo), mask))
     return dict(original=photo, masked=np.where(pm[None], 0.5, photo), inpainted=filled, mask=mask, mse=mse,
-                patch_size=p, windows=len(corners), stride=stride)
+                patch_size=p, windows=len(corners), stride=stride, **({} if start is None else {"harmonic": start}))
 
 
 def patch_errors(r: dict,  # an `inpaint_photo` result
@@ -154,11 +155,11 @@ def _scorer(r: dict):
     return grid.pixel_mask(r["mask"]), lambda im: float(masked_mse(grid.tokenify(im), target, r["mask"]))
 
 
-def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical` one: its biharmonic fill is reused)
+def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical` one); fills it holds are reused
                     ) -> dict[str, float]:
     "Masked MSE of classical fills of the same photo and mask: biharmonic, harmonic, OpenCV's two (when installed), mean"
     pm, score = _scorer(r)
-    fill = lambda k: r["biharmonic"] if k == "biharmonic" and "biharmonic" in r else CLASSICAL_FILLS[k](r["original"], pm)
+    fill = lambda k: r[k] if k in r else CLASSICAL_FILLS[k](r["original"], pm)  # a warm start's harmonic fill, a blend's biharmonic
     return {label: score(fill(k)) for k, label in FILL_LABELS.items() if k in available_fills()}
 
 

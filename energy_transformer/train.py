@@ -363,9 +363,15 @@ def training_curve(log: dict,  # a training log
     "The evaluations of all the stages, their steps and seconds (CPU and wall) counted from the start of the first"
     out, steps, cpu, wall = [], 0, 0.0, 0.0
     for s in log_stages(log):
-        out += [dict(e, step=e["step"] + steps, cpu_s=e["cpu_s"] + cpu, time_s=e["time_s"] + wall) for e in s["evals"]]
-        steps, cpu, wall = steps + s["train_config"]["steps"], cpu + s["train_cpu_s"], wall + s["train_time_s"]
+        out += [dict(e, step=e["step"] + steps, cpu_s=_add(e.get("cpu_s"), cpu), time_s=e["time_s"] + wall)
+                for e in s["evals"]]
+        steps, cpu, wall = steps + s["train_config"]["steps"], _add(cpu, s.get("train_cpu_s")), wall + s["train_time_s"]
     return out
+
+
+def _add(*xs):
+    "Sum of seconds, None when one is unknown (logs written before CPU seconds were recorded)"
+    return None if any(x is None for x in xs) else sum(xs)
 
 
 def training_totals(log: dict,  # a training log
@@ -375,4 +381,4 @@ def training_totals(log: dict,  # a training log
     total = lambda f: sum(f(s) for s in stages)
     return dict(stages=len(stages), steps=total(lambda s: s["train_config"]["steps"]),
                 examples=total(lambda s: s["train_config"]["steps"] * s["train_config"]["batch_size"]),
-                train_cpu_s=total(lambda s: s["train_cpu_s"]), train_time_s=total(lambda s: s["train_time_s"]))
+                train_cpu_s=_add(*(s.get("train_cpu_s") for s in stages)), train_time_s=total(lambda s: s["train_time_s"]))
