@@ -254,8 +254,9 @@ def _command(*args) -> subprocess.Popen:
 
 @pytest.mark.skipif(not Path("/usr/share/datasets/fashion-mnist").exists(), reason="needs the Fashion-MNIST files")
 def test_16_ctrl_c_during_et_train(tmp_path):
-    p = _command("et-train", "tiny", "--out", str(tmp_path), "--steps", "100000", "--quiet",
-                 "--eval-size", "16", "--final-eval-size", "16")  # small baselines: the run starts in seconds
+    p = _command("et-train", "tiny", "--out", str(tmp_path), "--steps", "100000", "--quiet", "--eval-size", "16",
+                 "--final-eval-size", "16", "--gradient", "closed form, nested remat")  # starts in seconds: small
+    # baselines, and one gradient path named (a long run would first time the four, compiling each)
     t0 = time.time()
     while not (tmp_path / "tiny.lock").exists():
         assert p.poll() is None and time.time() - t0 < 120, p.stderr.read()
