@@ -159,7 +159,7 @@ def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical
                     ) -> dict[str, float]:
     "Masked MSE of classical fills of the same photo and mask: biharmonic, harmonic, OpenCV's two (when installed), mean"
     pm, score = _scorer(r)
-    fill = lambda k: r[k] if k in r else CLASSICAL_FILLS[k](r["original"], pm)  # kept: a warm start's harmonic, a blend's biharmonic
+    fill = lambda k: r[k] if k in r else CLASSICAL_FILLS[k](r["original"], pm)  # a fill the result holds is reused
     return {label: score(fill(k)) for k, label in FILL_LABELS.items() if k in available_fills()}
 
 
