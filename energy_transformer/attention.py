@@ -50,9 +50,11 @@ def _shift_up(a, axis):
     pad = [(0, 0)] * a.ndim; pad[axis] = (0, 1)
     return lax.slice_in_dim(jnp.pad(a, pad), 1, a.shape[axis] + 1, axis=axis)
 
-def _scores(Q, K, beta, bias):
+def _scores(Q, K, beta, bias=None):
     "s[h, C, B] = beta K_B . Q_C (+ b_h(C - B))"
     s = beta * jnp.einsum("hcy,hby->hcb", Q, K)
+    if bias is not None and jnp.shape(bias) != s.shape:
+        raise ValueError(f"softmax attention's position signal is a bias of shape {s.shape}, got shape {jnp.shape(bias)}")
     return s if bias is None else s + bias
 
 _TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
@@ -62,8 +64,10 @@ _PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor prefix gradient
 class AbstractAttention(eqx.Module):
     """An attention energy of one token set's queries and keys Q, K (H, N, Y):
     E_att = -(1/beta) sum_h sum_C log sum_{B allowed for C} f(s_hCB), s_hCB = beta K_hB . Q_hC + b_h(C - B).
-    A kernel holds no arrays, only which pairs (C, B) are allowed; the Energy Transformer composes one with its
-    Hopfield energy and pulls dE/dQ and dE/dK back through its projections."""
+    `pos` is the position signal: a bias b (H, N, N) added to the scores (softmax), or a decay gamma (H,) in (0, 1] that
+    weighs each term by gamma_h^|C - B| (taylor); None for none. A kernel holds no arrays, only which pairs (C, B) are
+    allowed; the Energy Transformer composes one with its Hopfield energy and pulls dE/dQ and dE/dK back through its
+    projections."""
     exclude_self: eqx.AbstractVar[bool]
     causal: eqx.AbstractVar[bool]
 
@@ -73,23 +77,23 @@ class AbstractAttention(eqx.Module):
 
     @abstractmethod
     def energy(self, Q: Float[Array, "H N Y"], K: Float[Array, "H N Y"], beta: Float[Array, ""],
-               bias: Float[Array, "H N N"] | None = None) -> Float[Array, ""]:
+               pos=None) -> Float[Array, ""]:
         "E_att, computed the kernel's own way"
 
     @abstractmethod
-    def energy_direct(self, Q, K, beta, bias=None) -> Float[Array, ""]:
+    def energy_direct(self, Q, K, beta, pos=None) -> Float[Array, ""]:
         "E_att from the full (H, N, N) score matrix: the O(N^2 Y) reference"
 
     @abstractmethod
-    def grads(self, Q, K, beta, bias=None) -> tuple[Float[Array, "H N Y"], Float[Array, "H N Y"]]:
+    def grads(self, Q, K, beta, pos=None) -> tuple[Float[Array, "H N Y"], Float[Array, "H N Y"]]:
         "Closed-form (dE_att/dQ, dE_att/dK)"
 
     @abstractmethod
-    def prefix_energies(self, Q, K, beta, bias=None) -> Float[Array, "N"]:
+    def prefix_energies(self, Q, K, beta, pos=None) -> Float[Array, "N"]:
         "Causal: each query's own term -(1/beta) sum_h log sum_{B <= C} f(s_hCB) (the keys belong to the prefix)"
 
     @abstractmethod
-    def prefix_dq(self, Q, K, beta, bias=None) -> Float[Array, "H N Y"]:
+    def prefix_dq(self, Q, K, beta, pos=None) -> Float[Array, "H N Y"]:
         "Causal: row C is the derivative of query C's own term with respect to Q_C, keys held fixed"
 
     @abstractmethod
@@ -98,7 +102,7 @@ class AbstractAttention(eqx.Module):
 
     @abstractmethod
     def extend(self, state: PyTree, q: Float[Array, "H Y"], k: Float[Array, "H Y"], p: Int[Array, ""],
-               beta: Float[Array, ""], bias_row: Float[Array, "H N"] | None = None
+               beta: Float[Array, ""], pos_row=None
                ) -> tuple[Float[Array, "H Y"], PyTree]:
         """Causal generation: the new token at position p with query q and key k against the `state` of its prefix;
         returns dE/dq of its own term (`prefix_dq`'s row p) and the state with its key added"""
@@ -109,48 +113,90 @@ class SoftmaxAttention(AbstractAttention):
     exclude_self: bool = True
     causal: bool = False
 
-    def energy(self, Q, K, beta, bias=None):
-        lse, _ = _masked_lse_softmax(_scores(Q, K, beta, bias), self.allowed(Q.shape[1]))
+    def energy(self, Q, K, beta, pos=None):
+        lse, _ = _masked_lse_softmax(_scores(Q, K, beta, pos), self.allowed(Q.shape[1]))
         return -lse.sum() / beta
 
-    def energy_direct(self, Q, K, beta, bias=None): return self.energy(Q, K, beta, bias)
+    def energy_direct(self, Q, K, beta, pos=None): return self.energy(Q, K, beta, pos)
 
-    def grads(self, Q, K, beta, bias=None):
-        _, P = _masked_lse_softmax(_scores(Q, K, beta, bias), self.allowed(Q.shape[1]))  # P[h, C, B]
+    def grads(self, Q, K, beta, pos=None):
+        _, P = _masked_lse_softmax(_scores(Q, K, beta, pos), self.allowed(Q.shape[1]))  # P[h, C, B]
         return -jnp.einsum("hcb,hby->hcy", P, K), -jnp.einsum("hcb,hcy->hby", P, Q)
 
     def _prefix_allowed(self, N):
         return np.tril(np.ones((N, N), bool), -1 if self.exclude_self else 0)
 
-    def prefix_energies(self, Q, K, beta, bias=None):
+    def prefix_energies(self, Q, K, beta, pos=None):
         allowed = self._prefix_allowed(Q.shape[1]); has = allowed.any(-1)
-        s = _scores(Q, K, beta, bias)
+        s = _scores(Q, K, beta, pos)
         lse = jax.nn.logsumexp(jnp.where(allowed | ~has[:, None], s, -jnp.inf), axis=-1)
         return -jnp.where(has, lse, 0.0).sum(0) / beta
 
-    def prefix_dq(self, Q, K, beta, bias=None):
+    def prefix_dq(self, Q, K, beta, pos=None):
         allowed = self._prefix_allowed(Q.shape[1])
         safe = allowed | ~allowed.any(-1, keepdims=True)  # a token with no key (C = 0 without self) gets P = 0
-        P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, _scores(Q, K, beta, bias), -jnp.inf)), 0.0)
+        P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, _scores(Q, K, beta, pos), -jnp.inf)), 0.0)
         return -jnp.einsum("hcb,hby->hcy", P, K)
 
     def init_state(self, H, N, Y):
         return jnp.zeros((H, N, Y))  # the keys of positions 0..N-1 (zeros beyond the prefix)
 
-    def extend(self, state, q, k, p, beta, bias_row=None):
+    def extend(self, state, q, k, p, beta, pos_row=None):
         N, own = state.shape[1], 0 if self.exclude_self else 1
         keys = state.at[:, p].set(k)
         allowed = jnp.arange(N) < p + own
         safe = allowed | ((p + own == 0) & (jnp.arange(N) == 0))  # no key at all: P = 0, not NaN
         s = beta * jnp.einsum("hy,hby->hb", q, keys)
-        if bias_row is not None: s = s + bias_row
+        if pos_row is not None: s = s + pos_row
         P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, s, -jnp.inf)), 0.0)
         return -jnp.einsum("hb,hby->hy", P, keys), keys
 
 # %% ../nbs/24_attention.ipynb #attn0011
+def _decay_exp(lg, k):
+    "gamma^k = exp(k log gamma) per head (lg: (H,) log gamma) for integer offsets k; 0 where k < 0 (never exp of k > 0)"
+    k = np.asarray(k)
+    return jnp.where(k >= 0, jnp.exp(lg.reshape(lg.shape + (1,) * k.ndim) * np.maximum(k, 0)), 0.0)
+
+
+def _decayed_causal(Q, K, b, lg, inclusive: bool, L: int):
+    """A causal Taylor energy's sums with decay: S_C = sum over B <= C (B < C unless `inclusive`) of gamma^(C-B) f(s_CB),
+    in chunks of L tokens (direct inside a chunk; decayed key statistics of earlier chunks), and `back(w)`, which gives
+    w_C dS_C/dQ_C / beta and sum_C w_C dS_C/dK_B / beta for query weights w (H, N)"""
+    H, N, Y = Q.shape
+    n = -(-N // L); pad = n * L - N
+    Qc, Kc = (jnp.pad(a, ((0, 0), (0, pad), (0, 0))).reshape(H, n, L, Y) for a in (Q, K))
+    c, i = np.arange(L), np.arange(n)
+    real = np.arange(n * L).reshape(n, L) < N
+    off = c[:, None] - c[None, :]
+    inside = (off >= (0 if inclusive else 1))[None] & real[:, None, :]  # [chunk, C, B]
+    D = jnp.where(inside[None], _decay_exp(lg, off)[:, None], 0.0)  # gamma^(C-B) inside a chunk, [h, i, C, B]
+    s = b * jnp.einsum("hicy,hiby->hicb", Qc, Kc)
+    wb = _decay_exp(lg, L - 1 - c)[:, None] * real[None]  # a key's weight at its chunk's end, [h, i, B]
+    c0, c1, c2 = wb.sum(-1), jnp.einsum("hib,hiby->hiy", wb, Kc), jnp.einsum("hib,hiby,hibz->hiyz", wb, Kc, Kc)
+    G = _decay_exp(lg, np.where(i[:, None] > i[None, :], L * (i[:, None] - 1 - i[None, :]), -1))  # chunk j < i, [h, i, j]
+    n0, k1, K2 = (jnp.einsum("hij,hj...->hi...", G, a) for a in (c0, c1, c2))  # decayed sums of the earlier chunks
+    qd = _decay_exp(lg, c + 1)  # gamma^(C + 1 - chunk start), [h, C]
+    K2Q = jnp.einsum("hiyz,hicz->hicy", K2, Qc)
+    S = (D * (1 + s + 0.5 * s * s)).sum(-1) \
+        + qd[:, None] * (n0[..., None] + b * jnp.einsum("hicy,hiy->hic", Qc, k1) + 0.5 * b * b * jnp.sum(Qc * K2Q, -1))
+    flat = lambda a: a.reshape(H, n * L, *a.shape[3:])[:, :N]
+
+    def back(w):
+        wc = jnp.pad(w, ((0, 0), (0, pad))).reshape(H, n, L)
+        Dp = D * (1 + s)  # gamma^(C-B) f'(s_CB)
+        gQ = jnp.einsum("hicb,hiby->hicy", Dp, Kc) + qd[:, None, :, None] * (k1[:, :, None] + b * K2Q)
+        wq = (qd[:, None] * wc)[..., None] * Qc  # gamma^(C+1-start) w_C Q_C
+        q1s, Q2s = (jnp.einsum("hij,hi...->hj...", G, a) for a in (wq.sum(2), jnp.einsum("hicy,hicz->hiyz", wq, Qc)))
+        gK = jnp.einsum("hicb,hicy->hiby", Dp * wc[..., None], Qc) \
+            + wb[..., None] * (q1s[:, :, None] + b * jnp.einsum("hiyz,hibz->hiby", Q2s, Kc))
+        return w[..., None] * flat(gQ), flat(gK)
+    return flat(S), back
+
+
 class TaylorAttention(AbstractAttention):
     """f(s) = 1 + s + s^2/2, the second-order Taylor polynomial of exp ("fastmax"): sum_B f(s_CB) factorises through
-    the key sums sum_B 1, sum_B K_B and sum_B K_B K_B^T, so energy, gradient and generation cost O(N Y^2)"""
+    the key sums sum_B 1, sum_B K_B and sum_B K_B K_B^T, so energy, gradient and generation cost O(N Y^2). The position
+    signal is a decay: term (C, B) weighed by gamma_h^|C - B|, which factorises too (running sums that decay)"""
     exclude_self: bool = True
     causal: bool = False
 
@@ -160,9 +206,13 @@ class TaylorAttention(AbstractAttention):
         return jnp.einsum("hiyz,hicz->hicy" if M2.ndim == 4 else "hyz,hcz->hcy", M2, v)
 
     @staticmethod
-    def _no_bias(bias):
-        if bias is not None:
-            raise ValueError("taylor attention takes no position bias: a bias of C - B does not factorise through its sums")
+    def _log_decay(pos, H):
+        "log gamma (H,) of a decay `pos`, or None; a matrix (a position bias) is refused"
+        if pos is None: return None
+        if jnp.ndim(pos) != 1 or jnp.shape(pos)[0] != H:
+            raise ValueError(f"taylor attention's position signal is a decay gamma of shape ({H},), got shape "
+                             f"{jnp.shape(pos)}: a bias of C - B does not factorise through its sums")
+        return jnp.log(pos)
 
     def _parts(self, Q, K, b):
         """Everything the energy and its gradient need, in O(N Y^2) (+ O(N L Y) for causal chunks of L tokens): Q and K
@@ -191,20 +241,44 @@ class TaylorAttention(AbstractAttention):
         has = (idx < N) & (idx >= (1 if self.exclude_self else 0))
         return Qc, Kc, S, has, dict(k1=k1[:, :, None], K2Q=K2Q, s=s, inside=inside, N=N)
 
-    def energy(self, Q, K, beta, bias=None):
-        self._no_bias(bias)
-        _, _, S, has, _ = self._parts(Q, K, beta)
+    def _has(self, N):
+        "Queries with at least one allowed key"
+        return self.allowed(N).any(-1)
+
+    def _decayed(self, Q, K, b, lg):
+        """(S, back) of the decayed energy: causal sums, and for a bidirectional kernel the same sums over the
+        reversed tokens for the keys after each query"""
+        L = min(Q.shape[1], _TAYLOR_CHUNK)
+        S, back = _decayed_causal(Q, K, b, lg, not self.exclude_self, L)
+        if self.causal: return S, back
+        r = lambda a: a[:, ::-1]
+        Sr, back_r = _decayed_causal(r(Q), r(K), b, lg, False, L)
+        def both(w):
+            (gQ, gK), (gQr, gKr) = back(w), back_r(r(w))
+            return gQ + r(gQr), gK + r(gKr)
+        return S + r(Sr), both
+
+    def energy(self, Q, K, beta, pos=None):
+        lg = self._log_decay(pos, Q.shape[0])
+        if lg is None: _, _, S, has, _ = self._parts(Q, K, beta)
+        else: (S, _), has = self._decayed(Q, K, beta, lg), self._has(Q.shape[1])
         return -jnp.where(has, jnp.log(jnp.where(has, S, 1.0)), 0.0).sum() / beta
 
-    def energy_direct(self, Q, K, beta, bias=None):
-        self._no_bias(bias)
-        s, allowed = _scores(Q, K, beta, None), self.allowed(Q.shape[1])
-        S = jnp.where(allowed, 1 + s + 0.5 * s * s, 0.0).sum(-1)
+    def energy_direct(self, Q, K, beta, pos=None):
+        lg, N = self._log_decay(pos, Q.shape[0]), Q.shape[1]
+        s, allowed = _scores(Q, K, beta), self.allowed(N)
+        weight = 1.0 if lg is None else _decay_exp(lg, np.abs(np.arange(N)[:, None] - np.arange(N)[None]))
+        S = jnp.where(allowed, weight * (1 + s + 0.5 * s * s), 0.0).sum(-1)
         has = jnp.asarray(allowed.any(-1))
         return -jnp.where(has, jnp.log(jnp.where(has, S, 1.0)), 0.0).sum() / beta
 
-    def grads(self, Q, K, beta, bias=None):
-        self._no_bias(bias)
+    def grads(self, Q, K, beta, pos=None):
+        lg = self._log_decay(pos, Q.shape[0])
+        if lg is not None:
+            S, back = self._decayed(Q, K, beta, lg)
+            has = self._has(Q.shape[1])
+            gQ, gK = back(jnp.where(has, 1.0 / jnp.where(has, S, 1.0), 0.0))
+            return -gQ, -gK
         b = beta
         Q, K, S, has, p = self._parts(Q, K, b)
         w = jnp.where(has, 1.0 / jnp.where(has, S, 1.0), 0.0)  # 1/S_C, 0 for a query with no keys
@@ -226,17 +300,22 @@ class TaylorAttention(AbstractAttention):
         flat = lambda a: a.reshape(H, n * L, Y)[:, :p["N"]]
         return -flat(w[..., None] * gQ), -flat(gK)
 
-    def prefix_energies(self, Q, K, beta, bias=None):
-        self._no_bias(bias)
-        N = Q.shape[1]
-        allowed = np.tril(np.ones((N, N), bool), -1 if self.exclude_self else 0); has = allowed.any(-1)
-        s = _scores(Q, K, beta, None)
-        lse = jnp.log(jnp.where(allowed, 1 + s + 0.5 * s * s, 0.0).sum(-1) + ~has)
+    def _prefix_allowed(self, N):
+        return np.tril(np.ones((N, N), bool), -1 if self.exclude_self else 0)
+
+    def prefix_energies(self, Q, K, beta, pos=None):
+        lg, N = self._log_decay(pos, Q.shape[0]), Q.shape[1]
+        allowed = self._prefix_allowed(N); has = allowed.any(-1)
+        s = _scores(Q, K, beta)
+        weight = 1.0 if lg is None else _decay_exp(lg, np.arange(N)[:, None] - np.arange(N)[None])
+        lse = jnp.log(jnp.where(allowed, weight * (1 + s + 0.5 * s * s), 0.0).sum(-1) + ~has)
         return -jnp.where(has, lse, 0.0).sum(0) / beta
 
-    def prefix_dq(self, Q, K, beta, bias=None):
+    def prefix_dq(self, Q, K, beta, pos=None):
         "chunks of L tokens: direct sums inside a chunk, prefix sums of 1, K_B and K_B K_B^T over earlier chunks"
-        self._no_bias(bias)
+        lg = self._log_decay(pos, Q.shape[0])
+        if lg is not None:  # a causal energy's dE/dQ_C is its query's own term's (no other term holds Q_C)
+            return TaylorAttention(self.exclude_self, causal=True).grads(Q, K, beta, pos)[0]
         b, (H, N, Y) = beta, Q.shape
         L = min(N, _PREFIX_CHUNK); n = -(-N // L); pad = n * L - N
         Qc, Kc = (jnp.pad(a, ((0, 0), (0, pad), (0, 0))).reshape(H, n, L, Y) for a in (Q, K))
@@ -253,16 +332,19 @@ class TaylorAttention(AbstractAttention):
         return -(num / jnp.where(before + inside.sum(-1) > 0, S, 1.0)[..., None]).reshape(H, n * L, Y)[:, :N]
 
     def init_state(self, H, N, Y):
-        return jnp.zeros((H, Y)), jnp.zeros((H, Y, Y))  # the prefix's sums of K_B and of K_B K_B^T
+        "the prefix's (decayed) count of keys, sum of K_B and sum of K_B K_B^T, per head: the same size for any prefix"
+        return jnp.zeros((H,)), jnp.zeros((H, Y)), jnp.zeros((H, Y, Y))
 
-    def extend(self, state, q, k, p, beta, bias_row=None):
-        self._no_bias(bias_row)
+    def extend(self, state, q, k, p, beta, pos_row=None):
+        lg = self._log_decay(pos_row, q.shape[0])
         b, own = beta, 0 if self.exclude_self else 1  # does a token attend to itself?
+        # the prefix's sums decay by gamma at every new token
         kk = jnp.einsum("hy,hz->hyz", k, k)
-        k1, K2 = state[0] + own * k, state[1] + own * kk  # sums over the keys this token attends to
-        S = (p + own) + b * jnp.sum(q * k1, -1) + 0.5 * b * b * jnp.einsum("hy,hyz,hz->h", q, K2, q)
-        dq = -(k1 + b * jnp.einsum("hyz,hz->hy", K2, q)) / jnp.where(p + own > 0, S, 1.0)[:, None]
-        return dq, (state[0] + k, state[1] + kk)
+        g = (1.0,) * 3 if lg is None else (jnp.exp(lg), jnp.exp(lg)[:, None], jnp.exp(lg)[:, None, None])
+        n0, k1, K2 = g[0] * state[0] + own, g[1] * state[1] + own * k, g[2] * state[2] + own * kk  # what the token sees
+        S = n0 + b * jnp.sum(q * k1, -1) + 0.5 * b * b * jnp.einsum("hy,hyz,hz->h", q, K2, q)
+        dq = -(k1 + b * jnp.einsum("hyz,hz->hy", K2, q)) / jnp.where(n0 > 0, S, 1.0)[:, None]
+        return dq, (n0 + (1 - own), k1 + (1 - own) * k, K2 + (1 - own) * kk)
 
 # %% ../nbs/24_attention.ipynb #attn0013
 ATTENTION: dict[str, type[AbstractAttention]] = {"softmax": SoftmaxAttention, "taylor": TaylorAttention}
