@@ -23,7 +23,7 @@ from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # n
 
 # %% auto #0
 __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'params_of', 'matching_width', 'ETConfig',
-           'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
+           'decay_init', 'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
            'descend_recorded', 'descend_until', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
@@ -62,6 +62,7 @@ class ETConfig:
     attention: str = "softmax" # "softmax" (the paper) or "taylor" (linear in N)
     causal: bool = False # token C attends only to B <= C
     rel_pos: int = 0 # learned bias b_h(C - B) in the attention scores for offsets up to +-rel_pos (0: none)
+    decay: bool = False # taylor: weigh term (C, B) by a learned gamma_h^|C - B| per head (a position signal that factorises)
 
     def __post_init__(self):
         for name in ("D", "H", "Y", "M"):
@@ -76,7 +77,11 @@ class ETConfig:
         if isinstance(self.rel_pos, bool) or not isinstance(self.rel_pos, (int, np.integer)) or self.rel_pos < 0:
             raise ValueError(f"ETConfig.rel_pos must be an integer >= 0, got {self.rel_pos!r}")
         if self.rel_pos and self.attention == "taylor":
-            raise ValueError("ETConfig.rel_pos needs softmax attention: a position bias does not factorise in taylor attention")
+            raise ValueError("ETConfig.rel_pos needs softmax attention: a position bias does not factorise in taylor attention"
+                             " (its position signal is decay=True)")
+        if not isinstance(self.decay, bool): raise ValueError(f"ETConfig.decay must be True or False, got {self.decay!r}")
+        if self.decay and self.attention != "taylor":
+            raise ValueError("ETConfig.decay needs taylor attention (softmax attention's position signal is rel_pos)")
 
     @property
     def beta_value(self) -> float:
@@ -112,6 +117,14 @@ def _alibi(H: int, R: int) -> Float[Array, "H R2"]:
     m = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
     return jnp.asarray(-m[:, None] * np.abs(np.arange(-R, R + 1))[None], float_dtype())
 
+def decay_init(H: int, # heads
+               shortest: float = 4, # half-life of the fastest-decaying head, in tokens
+               longest: float = 512, # half-life of the slowest
+              ) -> Float[Array, "H"]:
+    "Initial decay logits: gamma_h = sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h spread geometrically from `shortest` to `longest`"
+    gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
+    return jnp.asarray(np.log(gamma) - np.log1p(-gamma), float_dtype())
+
 def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
              N: int, # tokens
              start: int | Int[Array, ""] = 0, # position of the first query (keys always start at 0)
@@ -131,6 +144,7 @@ class EnergyTransformer(eqx.Module):
     Xi: Float[Array, "M D"] # Hopfield memories
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
     pos_bias: Float[Array, "H R"] | None # b_h(d) for offsets d = C - B in -rel_pos..rel_pos (None when rel_pos = 0)
+    decay: Float[Array, "H"] | None # logits of the per-head decay gamma_h = sigmoid(decay_h) (None unless config.decay)
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -145,6 +159,7 @@ class EnergyTransformer(eqx.Module):
         self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
         self.beta = jnp.asarray(c.beta_value, float_dtype())
         self.pos_bias = _alibi(c.H, c.rel_pos) if c.rel_pos else None
+        self.decay = decay_init(c.H) if c.decay else None
         self.config = c
 
     def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
@@ -166,18 +181,29 @@ class EnergyTransformer(eqx.Module):
         c = self.config
         return attention_kernel(c.attention, c.exclude_self, c.causal)
 
-    def _bias(self, N): return None if self.pos_bias is None else rel_bias(self.pos_bias, N)
+    @property
+    def gamma(self) -> Float[Array, "H"] | None:
+        "The per-head decay gamma_h = sigmoid(decay_h), kept strictly inside (0, 1), of taylor attention with `decay=True`"
+        return None if self.decay is None else jnp.clip(jax.nn.sigmoid(self.decay), 1e-6, 1 - 1e-6)
+
+    def position(self, N: int, # tokens
+                 start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
+                 ) -> Float[Array, "..."] | None:
+        """The position signal the kernel takes: the bias b_h(C - B) (H, N, N) of softmax attention, or (H, N) for the
+        query at `start`; the decay gamma (H,) of taylor attention; None without one"""
+        if self.pos_bias is not None: return rel_bias(self.pos_bias, N) if start is None else rel_bias(self.pos_bias, N, start, 1)[:, 0]
+        return self.gamma
 
     # ---- public API -------------------------------------------------------------------------------
     def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_att = -(1/beta) sum_h sum_C log sum_{B allowed} exp(beta A[h,B,C])  (exp -> 1+s+s^2/2 for taylor)"
         g = self._check(g)
-        return self._finite(self.kernel.energy(*self._qk(g), self.beta, self._bias(g.shape[0])), g, "attn_energy")
+        return self._finite(self.kernel.energy(*self._qk(g), self.beta, self.position(g.shape[0])), g, "attn_energy")
 
     def attn_energy_direct(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "The attention energy from the full (H, N, N) score matrix, O(N^2 Y): the reference for the taylor factorisation"
         g = self._check(g)
-        return self.kernel.energy_direct(*self._qk(g), self.beta, self._bias(g.shape[0]))
+        return self.kernel.energy_direct(*self._qk(g), self.beta, self.position(g.shape[0]))
 
     def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_hn = -1/2 sum_{B, mu} relu(Xi_mu . g_B)^2"
@@ -191,7 +217,7 @@ class EnergyTransformer(eqx.Module):
     def attn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_att/dg"
         g = self._check(g)
-        return self._finite(self._back(*self.kernel.grads(*self._qk(g), self.beta, self._bias(g.shape[0]))), g, "attn_grad")
+        return self._finite(self._back(*self.kernel.grads(*self._qk(g), self.beta, self.position(g.shape[0]))), g, "attn_grad")
 
     def hn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_hn/dg = -relu(g Xi^T) Xi  (minus a tied-weight MLP)"

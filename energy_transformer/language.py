@@ -21,7 +21,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 from . import core
 from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
 from .attention import AbstractAttention, attention_kernel
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of, rel_bias
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of
 from .heads import Readout
 from .text import CharVocab
 
@@ -40,9 +40,6 @@ def _causal(et: EnergyTransformer) -> AbstractAttention:
     "The ET's attention kernel made causal (a causal language model's tokens see their prefix only)"
     return attention_kernel(et.config.attention, et.config.exclude_self, causal=True)
 
-def _bias(et: EnergyTransformer, N: int):
-    return None if et.pos_bias is None else rel_bias(et.pos_bias, N)
-
 def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `exclude_self` are used; `causal` is implied)
                     g: Float[Array, "N D"], # layer-normalised tokens
                    ) -> Float[Array, "N"]:
@@ -50,7 +47,7 @@ def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `ex
     sum_mu relu(Xi_mu.g_C)^2 with f = exp (softmax) or 1+s+s^2/2 (taylor, no bias), the keys held fixed (they belong to
     the prefix)"""
     Q, K = _queries_keys(et, g)
-    e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta, _bias(et, g.shape[0]))
+    e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta, et.position(g.shape[0]))
     return e_att - 0.5 * jnp.sum(jax.nn.relu(g @ et.Xi.T) ** 2, -1)
 
 # %% ../nbs/05_language.ipynb #bf1e657f
@@ -61,7 +58,7 @@ def prefix_grad(et: EnergyTransformer, # the energy
     the keys B <= C (values K_B pulled back through Wq) minus the Hopfield MLP. O(N^2 Y) for softmax, O(N (L + Y) Y) for taylor
     in chunks of L tokens"""
     Q, K = _queries_keys(et, g)
-    dQ = _causal(et).prefix_dq(Q, K, et.beta, _bias(et, g.shape[0]))
+    dQ = _causal(et).prefix_dq(Q, K, et.beta, et.position(g.shape[0]))
     return jnp.einsum("hcy,hdy->cd", dQ, et.Wq) + et.hn_grad(g)
 
 # %% ../nbs/05_language.ipynb #fc73570c
@@ -282,7 +279,7 @@ class DescentCache(eqx.Module):
 def _extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple[DescentCache, Float[Array, "V"]]:
     "Descend one new token at position cache.n against the cached prefix; returns the new cache and its next-char logits"
     c, et, p = model.config, model.et, cache.n
-    kernel, row = _causal(et), None if et.pos_bias is None else rel_bias(et.pos_bias, c.N, p, 1)[:, 0]
+    kernel, row = _causal(et), et.position(c.N, p)  # the new token's row of the bias, or the decay
     def body(t, carry):
         x, state = carry
         g = model.lnorm(x)
