@@ -1,4 +1,4 @@
-"""The attention energies the Energy Transformer composes with its Hopfield energy: softmax and its linear-time Taylor polynomial, each with its closed-form gradient, the per-token energies of a causal model and the state it generates from.
+"""Softmax and linear-time Taylor attention energies, their gradients, and the state a causal model generates from.
 
 Docs: https://energy-transformer.github.io/energy_transformer/attention.html.md"""
 

@@ -121,7 +121,7 @@ def decay_init(H: int, # heads
                shortest: float = 4, # half-life of the fastest-decaying head, in tokens
                longest: float = 512, # half-life of the slowest
               ) -> Float[Array, "H"]:
-    "Initial decay logits: gamma_h = sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h spread geometrically from `shortest` to `longest`"
+    "Initial decay logits: gamma_h = sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h geometric from `shortest` to `longest`"
     gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
     return jnp.asarray(np.log(gamma) - np.log1p(-gamma), float_dtype())
 
@@ -191,8 +191,8 @@ class EnergyTransformer(eqx.Module):
                  ) -> Float[Array, "..."] | None:
         """The position signal the kernel takes: the bias b_h(C - B) (H, N, N) of softmax attention, or (H, N) for the
         query at `start`; the decay gamma (H,) of taylor attention; None without one"""
-        if self.pos_bias is not None: return rel_bias(self.pos_bias, N) if start is None else rel_bias(self.pos_bias, N, start, 1)[:, 0]
-        return self.gamma
+        if self.pos_bias is None: return self.gamma
+        return rel_bias(self.pos_bias, N) if start is None else rel_bias(self.pos_bias, N, start, 1)[:, 0]
 
     # ---- public API -------------------------------------------------------------------------------
     def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:

@@ -19,8 +19,8 @@ from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from . import core
-from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
 from .attention import AbstractAttention, attention_kernel
+from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of
 from .heads import Readout
 from .text import CharVocab
