@@ -50,7 +50,8 @@ from equal_time import load, machine  # noqa: E402
 from jax import lax  # noqa: E402
 from timing import MIN_TIME, STAMP, memory, timeit  # noqa: E402
 
-from energy_transformer.core import _allowed, _masked_lse_softmax, descend  # noqa: E402
+from energy_transformer.attention import _allowed, _masked_lse_softmax  # noqa: E402
+from energy_transformer.core import descend  # noqa: E402
 from energy_transformer.evaluate import masked_mse  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
 from energy_transformer.patches import keep_count, make_masks, mask_count  # noqa: E402

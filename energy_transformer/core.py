@@ -17,12 +17,13 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
+from .attention import ATTENTION, AbstractAttention, attention_kernel
 from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
 
 # %% auto #0
 __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'params_of', 'matching_width', 'ETConfig',
-           'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
+           'decay_init', 'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
            'descend_recorded', 'descend_until', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
@@ -47,7 +48,7 @@ def matching_width(params_at, # M -> parameter count of a model whose hidden wid
     return M
 
 # %% ../nbs/01_energy_transformer.ipynb #a64cb305
-_ATTENTION_KINDS = ("softmax", "taylor")
+_ATTENTION_KINDS = tuple(ATTENTION)  # the kernels of the attention page
 
 @dataclass(frozen=True)
 class ETConfig:
@@ -61,6 +62,7 @@ class ETConfig:
     attention: str = "softmax" # "softmax" (the paper) or "taylor" (linear in N)
     causal: bool = False # token C attends only to B <= C
     rel_pos: int = 0 # learned bias b_h(C - B) in the attention scores for offsets up to +-rel_pos (0: none)
+    decay: bool = False # taylor: weigh term (C, B) by a learned gamma_h^|C - B| per head (a position signal that factorises)
 
     def __post_init__(self):
         for name in ("D", "H", "Y", "M"):
@@ -75,7 +77,11 @@ class ETConfig:
         if isinstance(self.rel_pos, bool) or not isinstance(self.rel_pos, (int, np.integer)) or self.rel_pos < 0:
             raise ValueError(f"ETConfig.rel_pos must be an integer >= 0, got {self.rel_pos!r}")
         if self.rel_pos and self.attention == "taylor":
-            raise ValueError("ETConfig.rel_pos needs softmax attention: a position bias does not factorise in taylor attention")
+            raise ValueError("ETConfig.rel_pos needs softmax attention: a position bias does not factorise in taylor attention"
+                             " (its position signal is decay=True)")
+        if not isinstance(self.decay, bool): raise ValueError(f"ETConfig.decay must be True or False, got {self.decay!r}")
+        if self.decay and self.attention != "taylor":
+            raise ValueError("ETConfig.decay needs taylor attention (softmax attention's position signal is rel_pos)")
 
     @property
     def beta_value(self) -> float:
@@ -106,40 +112,18 @@ mediumETConfig = ETConfig(D=128, H=4, Y=32, M=256)
 fullETConfig = ETConfig(D=768, H=12, Y=64, M=3072, beta=1 / math.sqrt(64))
 
 # %% ../nbs/01_energy_transformer.ipynb #ac67d0f3
-def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
-    "Static boolean mask allowed[C, B]: may query token C attend to key token B?"
-    a = np.ones((N, N), bool)
-    if exclude_self: a &= ~np.eye(N, dtype=bool)
-    if causal: a &= np.triu(np.ones((N, N), bool))  # B <= C
-    return a.T  # indexed [C, B]: query-major, the layout of the score matrix
-
-def _masked_lse_softmax(S, allowed):
-    "Row-wise log-sum-exp and softmax of scores S[h, C, B] over the keys B allowed for query C; empty rows give 0"
-    S = jnp.where(allowed, S, -jnp.inf)
-    m = lax.stop_gradient(jnp.max(S, axis=-1, keepdims=True))
-    has = allowed.any(-1)  # static (C,)
-    if not has.all(): m = jnp.where(has[:, None], m, 0.0)
-    e = jnp.exp(S - m)
-    z = e.sum(-1, keepdims=True)
-    if not has.all(): z = jnp.where(has[:, None], z, 1.0)
-    lse = jnp.log(z[..., 0]) + m[..., 0]
-    if not has.all(): lse = jnp.where(has, lse, 0.0)
-    return lse, e / z
-
-def _shift_down(a, axis):
-    "Exclusive prefix: a[..., i, ...] <- a[..., i-1, ...], zeros at i = 0"
-    pad = [(0, 0)] * a.ndim; pad[axis] = (1, 0)
-    return lax.slice_in_dim(jnp.pad(a, pad), 0, a.shape[axis], axis=axis)
-
-def _shift_up(a, axis):
-    "Exclusive suffix: a[..., i, ...] <- a[..., i+1, ...], zeros at the end"
-    pad = [(0, 0)] * a.ndim; pad[axis] = (0, 1)
-    return lax.slice_in_dim(jnp.pad(a, pad), 1, a.shape[axis] + 1, axis=axis)
-
 def _alibi(H: int, R: int) -> Float[Array, "H R2"]:
     "Initial position bias b_h(d) = -m_h |d| for d in -R..R, slopes m_h = 2^(-8h/H) (ALiBi's geometric slopes)"
     m = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
     return jnp.asarray(-m[:, None] * np.abs(np.arange(-R, R + 1))[None], float_dtype())
+
+def decay_init(H: int, # heads
+               shortest: float = 4, # half-life of the fastest-decaying head, in tokens
+               longest: float = 512, # half-life of the slowest
+              ) -> Float[Array, "H"]:
+    "Initial decay logits: gamma_h = sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h geometric from `shortest` to `longest`"
+    gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
+    return jnp.asarray(np.log(gamma) - np.log1p(-gamma), float_dtype())
 
 def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
              N: int, # tokens
@@ -151,7 +135,6 @@ def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1
     C = start + jnp.arange(N if n is None else n)
     return pos_bias[:, jnp.clip(C[:, None] - jnp.arange(N)[None], -R, R) + R]
 
-_TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
 
 # %% ../nbs/01_energy_transformer.ipynb #7c7c8646
 class EnergyTransformer(eqx.Module):
@@ -161,6 +144,7 @@ class EnergyTransformer(eqx.Module):
     Xi: Float[Array, "M D"] # Hopfield memories
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
     pos_bias: Float[Array, "H R"] | None # b_h(d) for offsets d = C - B in -rel_pos..rel_pos (None when rel_pos = 0)
+    decay: Float[Array, "H"] | None # logits of the per-head decay gamma_h = sigmoid(decay_h) (None unless config.decay)
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -175,6 +159,7 @@ class EnergyTransformer(eqx.Module):
         self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
         self.beta = jnp.asarray(c.beta_value, float_dtype())
         self.pos_bias = _alibi(c.H, c.rel_pos) if c.rel_pos else None
+        self.decay = decay_init(c.H) if c.decay else None
         self.config = c
 
     def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
@@ -186,108 +171,39 @@ class EnergyTransformer(eqx.Module):
         QK = jnp.einsum("nd,hdz->hnz", g, jnp.concatenate([self.Wq, self.Wk], -1))
         return QK[..., :self.config.Y], QK[..., self.config.Y:]
 
-    def _allowed(self, N): return _allowed(N, self.config.exclude_self, self.config.causal)
-
     def _back(self, dQ, dK):
         "Pull dE/dQ and dE/dK back to dE/dg through both projections (one contraction over h and a)"
         return jnp.einsum("hnz,hdz->nd", jnp.concatenate([dQ, dK], -1), jnp.concatenate([self.Wq, self.Wk], -1))
 
-    # ---- softmax attention ------------------------------------------------------------------------
-    def _scores(self, g):
-        "Q, K and the scores S[h, C, B] = beta A[h, B, C] + b_h(C - B) (query-major)"
-        Q, K = self._qk(g)
-        S = self.beta * jnp.einsum("hcy,hby->hcb", Q, K)
-        return Q, K, S if self.pos_bias is None else S + rel_bias(self.pos_bias, g.shape[0])
+    @property
+    def kernel(self) -> AbstractAttention:
+        "The attention energy this block composes with its Hopfield energy (`SoftmaxAttention` or `TaylorAttention`)"
+        c = self.config
+        return attention_kernel(c.attention, c.exclude_self, c.causal)
 
-    def _softmax_energy(self, g):
-        _, _, S = self._scores(g)
-        lse, _ = _masked_lse_softmax(S, self._allowed(g.shape[0]))
-        return -lse.sum() / self.beta
+    @property
+    def gamma(self) -> Float[Array, "H"] | None:
+        "The per-head decay gamma_h = sigmoid(decay_h), kept strictly inside (0, 1), of taylor attention with `decay=True`"
+        return None if self.decay is None else jnp.clip(jax.nn.sigmoid(self.decay), 1e-6, 1 - 1e-6)
 
-    def _softmax_grad(self, g):
-        Q, K, S = self._scores(g)
-        _, P = _masked_lse_softmax(S, self._allowed(g.shape[0]))  # P[h, C, B]: query C attends to key B
-        return -self._back(jnp.einsum("hcb,hby->hcy", P, K), jnp.einsum("hcb,hcy->hby", P, Q))
-
-    # ---- taylor attention -------------------------------------------------------------------------
-    @staticmethod
-    def _apply(M2, v):
-        "M2 v token-wise: M2 is (H, Y, Y) shared by all tokens, or (H, n, Y, Y) shared within each of n chunks"
-        return jnp.einsum("hiyz,hicz->hicy" if M2.ndim == 4 else "hyz,hcz->hcy", M2, v)
-
-    def _taylor_parts(self, g):
-        """Everything the taylor energy and its gradient need, in O(N Y^2) (+ O(N L Y) for causal chunks of L tokens).
-        Returns Q, K, the denominators S (per head and query), `has` (queries with at least one key) and a dict."""
-        c, b = self.config, self.beta
-        Q, K = self._qk(g)
-        H, N, Y = Q.shape
-        if not c.causal:  # one set of key sums for every query; the self term is subtracted
-            k1, K2 = K.sum(1, keepdims=True), jnp.einsum("hby,hbz->hyz", K, K)
-            K2Q = self._apply(K2, Q)
-            S = (N - 1 if c.exclude_self else N) + jnp.sum(Q * (b * k1 + 0.5 * b * b * K2Q), -1)
-            if c.exclude_self:
-                s = b * jnp.sum(Q * K, -1)
-                S = S - (s + 0.5 * s * s)  # the self term's 1 is already out of the count N - 1
-            has = np.full((N,), N > 1 if c.exclude_self else True)
-            return Q, K, S, has, dict(k1=k1, K2Q=K2Q)
-        # causal: chunks of L tokens; direct sums inside a chunk, prefix sums of key statistics across chunks
-        L = min(N, _TAYLOR_CHUNK); n = -(-N // L); pad = n * L - N
-        Qc, Kc = (jnp.pad(a, ((0, 0), (0, pad), (0, 0))).reshape(H, n, L, Y) for a in (Q, K))
-        idx = np.arange(n * L).reshape(n, L)
-        inside = np.tril(np.ones((L, L), bool), -1 if c.exclude_self else 0)[None] & (idx < N)[:, None, :]  # [i, C, B]
-        s = b * jnp.einsum("hicy,hiby->hicb", Qc, Kc)
-        excl = lambda a: _shift_down(lax.associative_scan(jnp.add, a, axis=1), 1)  # sum over earlier chunks
-        k1, K2 = excl(Kc.sum(2)), excl(jnp.einsum("hiby,hibz->hiyz", Kc, Kc))
-        K2Q = self._apply(K2, Qc)
-        S = jnp.where(inside, 1 + s + 0.5 * s * s, 0.0).sum(-1) + (L * np.arange(n))[:, None] \
-            + jnp.sum(Qc * (b * k1[:, :, None] + 0.5 * b * b * K2Q), -1)
-        has = (idx < N) & (idx >= (1 if c.exclude_self else 0))
-        return Qc, Kc, S, has, dict(k1=k1[:, :, None], K2Q=K2Q, s=s, inside=inside, N=N)
-
-    def _taylor_energy(self, g):
-        _, _, S, has, _ = self._taylor_parts(g)
-        return -jnp.where(has, jnp.log(jnp.where(has, S, 1.0)), 0.0).sum() / self.beta
-
-    def _taylor_grad(self, g):
-        c, b = self.config, self.beta
-        Q, K, S, has, p = self._taylor_parts(g)
-        w = jnp.where(has, 1.0 / jnp.where(has, S, 1.0), 0.0)  # 1/S_C, 0 for a query with no keys
-        wQ = w[..., None] * Q
-        # -dE/dQ_C = w_C sum_B m[B,C] (1 + s_BC) K_B ;  -dE/dK_B = sum_C m[B,C] w_C (1 + s_BC) Q_C
-        gQ = p["k1"] + b * p["K2Q"]
-        if not c.causal:
-            gK = wQ.sum(1, keepdims=True) + b * self._apply(jnp.einsum("hcy,hcz->hyz", wQ, Q), K)
-            if c.exclude_self:  # remove the B = C pair: f'(s_CC) = 1 + s_CC
-                f1 = 1 + b * jnp.sum(Q * K, -1)
-                gQ, gK = gQ - f1[..., None] * K, gK - (w * f1)[..., None] * Q
-            return -self._back(w[..., None] * gQ, gK)
-        fp = jnp.where(p["inside"], 1 + p["s"], 0.0)  # f'(s) inside each chunk, [h, i, C, B]
-        gQ = gQ + jnp.einsum("hicb,hiby->hicy", fp, K)
-        excl = lambda a: _shift_up(lax.associative_scan(jnp.add, a, axis=1, reverse=True), 1)  # later chunks
-        q1, Q2 = excl(wQ.sum(2)), excl(jnp.einsum("hicy,hicz->hiyz", wQ, Q))
-        gK = jnp.einsum("hicb,hicy->hiby", fp, wQ) + q1[:, :, None] + b * self._apply(Q2, K)
-        H, n, L, Y = Q.shape
-        flat = lambda a: a.reshape(H, n * L, Y)[:, :p["N"]]
-        return -self._back(flat(w[..., None] * gQ), flat(gK))
-
-    def _direct_taylor_energy(self, g):
-        _, _, s = self._scores(g)
-        allowed = self._allowed(g.shape[0])
-        S = jnp.where(allowed, 1 + s + 0.5 * s * s, 0.0).sum(-1)
-        has = jnp.asarray(allowed.any(-1))
-        return -jnp.where(has, jnp.log(jnp.where(has, S, 1.0)), 0.0).sum() / self.beta
+    def position(self, N: int, # tokens
+                 start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
+                 ) -> Float[Array, "..."] | None:
+        """The position signal the kernel takes: the bias b_h(C - B) (H, N, N) of softmax attention, or (H, N) for the
+        query at `start`; the decay gamma (H,) of taylor attention; None without one"""
+        if self.pos_bias is None: return self.gamma
+        return rel_bias(self.pos_bias, N) if start is None else rel_bias(self.pos_bias, N, start, 1)[:, 0]
 
     # ---- public API -------------------------------------------------------------------------------
     def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_att = -(1/beta) sum_h sum_C log sum_{B allowed} exp(beta A[h,B,C])  (exp -> 1+s+s^2/2 for taylor)"
         g = self._check(g)
-        return self._finite(self._taylor_energy(g) if self.config.attention == "taylor" else self._softmax_energy(g), g,
-                            "attn_energy")
+        return self._finite(self.kernel.energy(*self._qk(g), self.beta, self.position(g.shape[0])), g, "attn_energy")
 
     def attn_energy_direct(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "The attention energy from the full (H, N, N) score matrix, O(N^2 Y): the reference for the taylor factorisation"
         g = self._check(g)
-        return self._direct_taylor_energy(g) if self.config.attention == "taylor" else self._softmax_energy(g)
+        return self.kernel.energy_direct(*self._qk(g), self.beta, self.position(g.shape[0]))
 
     def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "E_hn = -1/2 sum_{B, mu} relu(Xi_mu . g_B)^2"
@@ -301,8 +217,7 @@ class EnergyTransformer(eqx.Module):
     def attn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_att/dg"
         g = self._check(g)
-        return self._finite(self._taylor_grad(g) if self.config.attention == "taylor" else self._softmax_grad(g), g,
-                            "attn_grad")
+        return self._finite(self._back(*self.kernel.grads(*self._qk(g), self.beta, self.position(g.shape[0]))), g, "attn_grad")
 
     def hn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE_hn/dg = -relu(g Xi^T) Xi  (minus a tied-weight MLP)"

@@ -16,11 +16,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
+from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from . import core
+from .attention import AbstractAttention, attention_kernel
 from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of, rel_bias
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of
 from .heads import Readout
 from .text import CharVocab
 
@@ -35,11 +36,9 @@ def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
     "Queries and keys Q[h, C, a], K[h, B, a] of one token set"
     return jnp.einsum("nd,hdy->hny", g, et.Wq), jnp.einsum("nd,hdy->hny", g, et.Wk)
 
-_PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor gradient
-
-def _causal_allowed(N: int, exclude_self: bool) -> np.ndarray:
-    "allowed[C, B]: may token C attend to token B (B <= C, or B < C without self)"
-    return np.tril(np.ones((N, N), bool), -1 if exclude_self else 0)
+def _causal(et: EnergyTransformer) -> AbstractAttention:
+    "The ET's attention kernel made causal (a causal language model's tokens see their prefix only)"
+    return attention_kernel(et.config.attention, et.config.exclude_self, causal=True)
 
 def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `exclude_self` are used; `causal` is implied)
                     g: Float[Array, "N D"], # layer-normalised tokens
@@ -47,16 +46,8 @@ def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `ex
     """Each token's own energy given its prefix, E_C = -(1/beta) sum_h log sum_{B<=C} f(beta K_B.Q_C + b_h(C-B)) - 1/2
     sum_mu relu(Xi_mu.g_C)^2 with f = exp (softmax) or 1+s+s^2/2 (taylor, no bias), the keys held fixed (they belong to
     the prefix)"""
-    b, c = et.beta, et.config
     Q, K = _queries_keys(et, g)
-    K = lax.stop_gradient(K)
-    s = b * jnp.einsum("hcy,hby->hcb", Q, K)
-    if et.pos_bias is not None: s = s + rel_bias(et.pos_bias, g.shape[0])
-    allowed = _causal_allowed(g.shape[0], c.exclude_self)
-    has = allowed.any(-1)
-    if c.attention == "softmax": lse = jax.nn.logsumexp(jnp.where(allowed | ~has[:, None], s, -jnp.inf), axis=-1)
-    else: lse = jnp.log(jnp.where(allowed, 1 + s + 0.5 * s * s, 0.0).sum(-1) + ~has)
-    e_att = -jnp.where(has, lse, 0.0).sum(0) / b
+    e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta, et.position(g.shape[0]))
     return e_att - 0.5 * jnp.sum(jax.nn.relu(g @ et.Xi.T) ** 2, -1)
 
 # %% ../nbs/05_language.ipynb #bf1e657f
@@ -66,30 +57,8 @@ def prefix_grad(et: EnergyTransformer, # the energy
     """Row C is dE_C/dg_C, each token's gradient of its own energy given its prefix: an attention from the query of C to
     the keys B <= C (values K_B pulled back through Wq) minus the Hopfield MLP. O(N^2 Y) for softmax, O(N (L + Y) Y) for taylor
     in chunks of L tokens"""
-    b, c, N = et.beta, et.config, g.shape[0]
     Q, K = _queries_keys(et, g)
-    if c.attention == "softmax":
-        allowed = _causal_allowed(N, c.exclude_self)
-        safe = allowed | ~allowed.any(-1, keepdims=True)  # a token with no key (C = 0 without self) gets P = 0
-        s = b * jnp.einsum("hcy,hby->hcb", Q, K)
-        if et.pos_bias is not None: s = s + rel_bias(et.pos_bias, N)
-        P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, s, -jnp.inf)), 0.0)
-        dQ = -jnp.einsum("hcb,hby->hcy", P, K)
-    else:  # chunks of L tokens: direct sums inside a chunk, prefix sums of 1, K_B and K_B K_B^T over earlier chunks
-        H, Y = Q.shape[0], Q.shape[-1]
-        L = min(N, _PREFIX_CHUNK); n = -(-N // L); pad = n * L - N
-        Qc, Kc = (jnp.pad(a, ((0, 0), (0, pad), (0, 0))).reshape(H, n, L, Y) for a in (Q, K))
-        real = np.arange(n * L).reshape(n, L) < N  # padding at the end
-        inside = np.tril(np.ones((L, L), bool), -1 if c.exclude_self else 0)[None] & real[:, None, :]  # [chunk, C, B]
-        s = b * jnp.einsum("hicy,hiby->hicb", Qc, Kc)
-        earlier = lambda a: jnp.cumsum(a, 1) - a  # sum over the chunks before
-        k1, K2 = earlier(Kc.sum(2)), earlier(jnp.einsum("hiby,hibz->hiyz", Kc, Kc))
-        K2Q = jnp.einsum("hiyz,hicz->hicy", K2, Qc)
-        before = (L * np.arange(n))[:, None]  # keys in earlier chunks
-        S = (before + jnp.where(inside, 1 + s + 0.5 * s * s, 0.0).sum(-1)
-             + b * jnp.einsum("hicy,hiy->hic", Qc, k1) + 0.5 * b * b * jnp.sum(Qc * K2Q, -1))
-        num = k1[:, :, None] + b * K2Q + jnp.einsum("hicb,hiby->hicy", jnp.where(inside, 1 + s, 0.0), Kc)
-        dQ = -(num / jnp.where(before + inside.sum(-1) > 0, S, 1.0)[..., None]).reshape(H, n * L, Y)[:, :N]
+    dQ = _causal(et).prefix_dq(Q, K, et.beta, et.position(g.shape[0]))
     return jnp.einsum("hcy,hdy->cd", dQ, et.Wq) + et.hn_grad(g)
 
 # %% ../nbs/05_language.ipynb #fc73570c
@@ -294,46 +263,32 @@ def mlm_loss(model: MaskedET, # a masked model
 
 # %% ../nbs/05_language.ipynb #981f107f
 class DescentCache(eqx.Module):
-    """What a causal ET keeps of its prefix to descend one new token: at every step t, the keys of every earlier token
-    (softmax), or only their running sums 1, K_B and K_B K_B^T (taylor) -- the ET's counterpart of a KV cache"""
-    keys: Float[Array, "T H N Y"] # softmax: keys of positions 0..n-1 at each step (zeros beyond)
-    k1: Float[Array, "T H Y"] # taylor: sum of the keys at each step
-    K2: Float[Array, "T H Y Y"] # taylor: sum of the keys' outer products at each step
+    """What a causal ET keeps of its prefix to descend one new token: at every step t, its attention kernel's state
+    (`AbstractAttention.init_state`): the keys of every earlier token (softmax), or only their running sums K_B and
+    K_B K_B^T (taylor) -- the ET's counterpart of a KV cache"""
+    state: PyTree # the kernel's state at each of the T steps (leading axis T)
     n: Int[Array, ""] # tokens in the cache
 
     @classmethod
     def empty(cls, config: LMConfig) -> DescentCache:
-        c, z = config, jnp.zeros; soft, tay = c.et.attention == "softmax", c.et.attention == "taylor"
-        return cls(z((c.T, c.et.H, c.N if soft else 0, c.et.Y)), z((c.T, c.et.H, c.et.Y if tay else 0)),
-                   z((c.T, c.et.H) + ((c.et.Y, c.et.Y) if tay else (0, 0))), jnp.zeros((), jnp.int32))
+        c = config
+        one = attention_kernel(c.et.attention, c.et.exclude_self, causal=True).init_state(c.et.H, c.N, c.et.Y)
+        return cls(jax.tree.map(lambda a: jnp.zeros((c.T, *a.shape), a.dtype), one), jnp.zeros((), jnp.int32))
 
 # %% ../nbs/05_language.ipynb #7ce1b2e8
 def _extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple[DescentCache, Float[Array, "V"]]:
     "Descend one new token at position cache.n against the cached prefix; returns the new cache and its next-char logits"
-    c, et, b, p = model.config, model.et, model.et.beta, cache.n
-    own = 0 if c.et.exclude_self else 1  # does a token attend to itself?
+    c, et, p = model.config, model.et, cache.n
+    kernel, row = _causal(et), et.position(c.N, p)  # the new token's row of the bias, or the decay
     def body(t, carry):
-        x, cache = carry
+        x, state = carry
         g = model.lnorm(x)
         q, k = jnp.einsum("d,hdy->hy", g, et.Wq), jnp.einsum("d,hdy->hy", g, et.Wk)
-        if c.et.attention == "softmax":
-            keys = cache.keys.at[t, :, p].set(k)
-            allowed = jnp.arange(c.N) < p + own
-            safe = allowed | ((p + own == 0) & (jnp.arange(c.N) == 0))  # no key at all: P = 0, not NaN
-            s = b * jnp.einsum("hy,hby->hb", q, keys[t])
-            if et.pos_bias is not None: s = s + rel_bias(et.pos_bias, c.N, p, 1)[:, 0]
-            P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, s, -jnp.inf)), 0.0)
-            dq, cache = -jnp.einsum("hb,hby->hy", P, keys[t]), eqx.tree_at(lambda m: m.keys, cache, keys)
-        else:
-            kk = jnp.einsum("hy,hz->hyz", k, k)
-            k1, K2 = cache.k1[t] + own * k, cache.K2[t] + own * kk  # sums over the keys this token attends to
-            S = (p + own) + b * jnp.sum(q * k1, -1) + 0.5 * b * b * jnp.einsum("hy,hyz,hz->h", q, K2, q)
-            dq = -(k1 + b * jnp.einsum("hyz,hz->hy", K2, q)) / jnp.where(p + own > 0, S, 1.0)[:, None]
-            cache = eqx.tree_at(lambda m: (m.k1, m.K2), cache, (cache.k1.at[t].add(k), cache.K2.at[t].add(kk)))
+        dq, new = kernel.extend(jax.tree.map(lambda a: a[t], state), q, k, p, et.beta, row)
         grad = jnp.einsum("hy,hdy->d", dq, et.Wq) + et.hn_grad(g[None])[0]
-        return x - model.alpha * grad, cache
-    x, cache = lax.fori_loop(0, c.T, body, (model.embed(token[None], p)[0], cache))
-    return eqx.tree_at(lambda m: m.n, cache, p + 1), model.readout(x)
+        return x - model.alpha * grad, jax.tree.map(lambda a, b: a.at[t].set(b), state, new)
+    x, state = lax.fori_loop(0, c.T, body, (model.embed(token[None], p)[0], cache.state))
+    return DescentCache(state, p + 1), model.readout(x)
 
 extend = eqx.filter_jit(_extend)
 

@@ -151,6 +151,12 @@ def _optimizer_and_step(loss_fn: Callable, tc: TrainConfig):
 def _same_json(a, b) -> bool: return json.loads(json.dumps(a)) == json.loads(json.dumps(b))
 
 
+def _as_now(config, d):
+    "A saved configuration `d` read back by today's class of `config`: fields added since get their defaults"
+    try: return config.from_dict(d).to_dict()
+    except Exception: return d  # not readable: compared as saved (and found different)
+
+
 class TrainingInterrupted(KeyboardInterrupt):
     "Ctrl-C or SIGTERM stopped `fit`; the state was saved first when it has an output folder (the message says where)"
     def __init__(self, step: int, steps: int, checkpoint: Path | None):
@@ -257,7 +263,7 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
     if resume and ckpt is not None and ckpt.exists():
         header, arrays = read_checkpoint(ckpt)
         for what, theirs, ours in (("model class", header.get("class"), type(model).__name__),
-                                   ("model config", header.get("config"), model.config.to_dict()),
+                                   ("model config", _as_now(model.config, header.get("config")), model.config.to_dict()),
                                    ("training config", header["meta"].get("train_config"), tc.to_dict())):
             if not _same_json(theirs, ours):
                 raise ValueError(f"{ckpt}: its {what} differs from the one asked for; refusing to resume")
