@@ -27,8 +27,8 @@ from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills',
-           'blend_classical', 'side_by_side', 'unlike_training', 'et_inpaint', 'photo_quality']
+__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo',
+           'classical_fills', 'blend_classical', 'side_by_side', 'unlike_training', 'et_inpaint', 'photo_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -167,7 +167,8 @@ FILL_LABELS = {"biharmonic": "biharmonic", "harmonic": "harmonic", "opencv_telea
                "opencv_navier_stokes": "OpenCV Navier-Stokes", "mean_fill": "mean fill"}
 
 
-CLASSICAL_WEIGHT = 0.8  # the weight of the biharmonic fill in a blend that did best on the validation photos
+CLASSICAL_WEIGHT = 0.9  # the biharmonic fill's weight in the blend with natural_warm that did best on the validation photos
+INPAINT_MODEL = "natural_warm"  # et-inpaint's model: the natural-photo ET started from the harmonic fill
 
 
 def blend_classical(r: dict,  # an `inpaint_photo` result (the model's own fill)
@@ -215,7 +216,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
                out: str = None,  # output PNG: masked | inpainted | original (default: <photo stem>_inpainted.png beside it)
                mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
                seed: int = 0,  # which patches are hidden
-               checkpoint: str = None,  # a checkpoint file (default: the shipped natural-image model)
+               checkpoint: str = None,  # a checkpoint file (default: the shipped natural_warm model)
                classical: float = 0,  # weight of a biharmonic fill blended into the output, in [0, 1] (0: the model's own)
                ):
     "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
@@ -223,7 +224,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
     try:
         if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
         out = check_output_file(out or Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"), "--out")
-        model = load_checkpoint(checkpoint or checkpoint_path("natural"), ImageEnergyTransformer)
+        model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
         r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
         r = blend_classical(r, classical) if classical else r
         Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
@@ -232,7 +233,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
     fills = classical_fills(r)
     if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
     start = "the MASK token" if model.config.start == "mask" else f"the {model.config.start} fill"
-    own = f"the Energy Transformer {Path(checkpoint).stem if checkpoint else 'natural'}, started from {start}"
+    own = f"the Energy Transformer {Path(checkpoint).stem if checkpoint else INPAINT_MODEL}, started from {start}"
     how = (f"{own}: its fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
            if classical else f"{own}: its own fill")
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
