@@ -64,7 +64,7 @@ _PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor prefix gradient
 class AbstractAttention(eqx.Module):
     """An attention energy of one token set's queries and keys Q, K (H, N, Y):
     E_att = -(1/beta) sum_h sum_C log sum_{B allowed for C} f(s_hCB), s_hCB = beta K_hB . Q_hC + b_h(C - B).
-    `pos` is the position signal: a bias b (H, N, N) added to the scores (softmax), or a decay gamma (H,) in (0, 1] that
+    `pos` is the position signal: a bias b (H, N, N) added to the scores (softmax), or a decay 0 < gamma <= 1 (H,) that
     weighs each term by gamma_h^|C - B| (taylor); None for none. A kernel holds no arrays, only which pairs (C, B) are
     allowed; the Energy Transformer composes one with its Hopfield energy and pulls dE/dQ and dE/dK back through its
     projections."""
