@@ -5,7 +5,8 @@ from __future__ import annotations
 from stamps import stamped_only
 from time_to_quality import METRIC, _value, ttq_summary
 
-GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=1.5, taylor_speedup=5.0, generation_speedup=10.0)
+GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=1.5, taylor_speedup=5.0, generation_speedup=10.0,
+             context_step_speedup=5.0, context_generation_flat=1.5)
 
 
 def _mib(b): return f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 2**10:.0f} KiB"
@@ -127,6 +128,24 @@ def table(r: dict) -> list[list[str]]:
                          f"{a['taylor_speedup']:.2f}x",
                          f">= {GOALS['taylor_speedup']}x" if goal else "",
                          _yes(a["taylor_speedup"] >= GOALS["taylor_speedup"]) if goal else "", on("attention")])
+    if "context" in r:
+        c = r["context"]
+        for x in c["rows"]:
+            goal = x is c["rows"][-1]
+            sm, ta = x["softmax"], x["taylor"]
+            rows.append([f"causal ET training step, softmax vs taylor, N = {x['N']} ({x['batch']} x {x['N']} characters)",
+                         f"{_ms(sm['step_s'])} vs {_ms(ta['step_s'])}: {x['taylor_step_speedup']:.2f}x; peak "
+                         f"{_mib(sm['peak_bytes'])} vs {_mib(ta['peak_bytes'])}",
+                         f">= {GOALS['context_step_speedup']}x" if goal else "",
+                         _yes(x["taylor_step_speedup"] >= GOALS["context_step_speedup"]) if goal else "", on("context")])
+            rows.append([f"causal ET cached generation at the end of context N = {x['N']}, softmax vs taylor",
+                         f"{sm['generation_chars_per_s']:.0f} vs {ta['generation_chars_per_s']:.0f} chars/s", "", "",
+                         on("context")])
+        sl = c["generation_slowdown"]
+        first, last = c["rows"][0]["N"], c["rows"][-1]["N"]
+        rows.append([f"cached generation speed at N = {first} / at N = {last} (taylor; softmax)",
+                     f"{sl['taylor']:.2f}x; {sl['softmax']:.2f}x", f"taylor <= {GOALS['context_generation_flat']}x",
+                     _yes(sl["taylor"] <= GOALS["context_generation_flat"]), on("context")])
     if "dense" in r:
         d = r["dense"]
         rows.append([f"dense exponential recall, {d['B']} queries x {d['K']} patterns x {d['D']} bits, "

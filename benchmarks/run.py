@@ -11,14 +11,16 @@ Sections: (1) float32 matmul roof (best of repeats over square products and the 
 autograd-of-autograd vs closed form + remat: time and memory, memory vs T), and every candidate for a faster training
 gradient, read from the file `benchmarks/variants.py` writes (`make bench` runs it first), (4) where the time of the
 shipped image recipe's training step goes, (5) softmax vs taylor attention per descent step, (6) batched dense
-exponential recall, (7) inpainting quality at 50% masking, (8) cached vs recomputed text generation, (9) time to
-quality and training methods against CPU seconds, read from the files `benchmarks/training_methods.py` writes.
+exponential recall, (7) inpainting quality at 50% masking, (8) cached vs recomputed text generation, (9) the causal ET
+against its context length, softmax vs taylor (training step, memory, cached generation), (10) time to quality and
+training methods against CPU seconds, read from the files `benchmarks/training_methods.py` writes.
 Every section records the machine it ran on (CPU, cores, load average before and after, date): machines are shared
 and noisy, ratios measured side by side are more telling than absolutes. Sections read from files carry those
 files' own stamps; a file without one is left out.
 
 Each section is measured in its own file next to this one (`descent.py`: roof, descent step, attention kinds;
-`training_step.py`; `recall_generation.py`: dense recall, generation; `inpainting_quality.py`; `time_to_quality.py`),
+`training_step.py`; `recall_generation.py`: dense recall, generation; `context.py`; `inpainting_quality.py`;
+`time_to_quality.py`),
 rendered by `report.py`; this script runs them and merges their results.
 """
 from __future__ import annotations
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 for _p in (str(ROOT), str(ROOT / "benchmarks")):
     if _p not in sys.path: sys.path.insert(0, _p)
 
+from context import bench_context  # noqa: E402
 from descent import bench_attention, bench_descent, bench_roof  # noqa: E402
 from equal_time import load, machine  # noqa: E402
 from inpainting_quality import bench_quality  # noqa: E402
@@ -53,6 +56,7 @@ FULL = dict(
     dense=dict(B=100, K=1024, D=1024, sweeps=2, beta=0.05, flip=0.2), dense_repeats=5,
     quality_n=None,  # recompute on as many test images as the shipped log's final evaluation
     profile_preset="fashion_mnist", profile_repeats=9, profile_min_time=0.2,
+    context_Ns=(256, 1024, 4096), context_chars=4096, context_new=64, context_repeats=3, quick=False,
 )
 QUICK = dict(
     roof_sizes=(256,), roof_repeats=3,
@@ -62,6 +66,7 @@ QUICK = dict(
     dense=dict(B=8, K=64, D=64, sweeps=1, beta=0.2, flip=0.1), dense_repeats=2,
     quality_n=32,
     profile_preset="tiny", profile_repeats=3, profile_min_time=0.03,
+    context_Ns=(16, 32), context_chars=32, context_new=4, context_repeats=1, quick=True,
 )
 TTQ_DIR = ROOT / "benchmarks" / "results" / "ttq"
 
@@ -123,6 +128,10 @@ def main(argv=None):
     if "generation" in only:
         log("generation"); r["generation"] = stamped(bench_generation, a.quick)
         log(f"  cached / recomputed: {r['generation']['speedup']:.1f}x")
+    if "context" in only:
+        log("context"); r["context"] = stamped(bench_context, s)
+        for x in r["context"]["rows"]:
+            log(f"  N = {x['N']}: taylor step {x['taylor_step_speedup']:.2f}x, generation {x['taylor_generation_speedup']:.2f}x")
     if "time_to_quality" in only:
         q = bench_time_to_quality(TTQ_DIR)
         if q: r["time_to_quality"] = q

@@ -3,7 +3,7 @@ a partial run (`run.py --only`) replaces its sections in an earlier file."""
 from __future__ import annotations
 
 SECTIONS = ("roof", "descent", "training", "training_profile", "training_candidates", "attention", "dense", "quality",
-            "generation", "time_to_quality", "training_methods")
+            "generation", "context", "time_to_quality", "training_methods")
 
 
 def has_stamp(name: str, sec) -> bool:

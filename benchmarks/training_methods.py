@@ -237,6 +237,7 @@ def run_classification(method: str, seconds: float) -> dict:
 TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist")[0]))),
          "language": (run_language, lambda: ["exact", "T=2", "matched transformer"]),
          "masked_language": (functools.partial(run_language, preset="kjv_mlm"), lambda: ["T=2", "matched transformer"]),
+         "long_language": (functools.partial(run_language, preset="kjv_taylor"), lambda: ["exact", "matched transformer"]),
          "natural_image": (run_natural, lambda: list(_natural_methods(preset("natural")[0]))),
          "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
 

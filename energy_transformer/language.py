@@ -44,7 +44,8 @@ def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `ex
                     g: Float[Array, "N D"], # layer-normalised tokens
                    ) -> Float[Array, "N"]:
     """Each token's own energy given its prefix, E_C = -(1/beta) sum_h log sum_{B<=C} f(beta K_B.Q_C + b_h(C-B)) - 1/2
-    sum_mu relu(Xi_mu.g_C)^2 with f = exp (softmax) or 1+s+s^2/2 (taylor, no bias), the keys held fixed (they belong to
+    sum_mu relu(Xi_mu.g_C)^2 with f = exp (softmax) or 1+s+s^2/2 (taylor: no bias; with a decay
+    each term weighed by gamma_h^(C-B)), the keys held fixed (they belong to
     the prefix)"""
     Q, K = _queries_keys(et, g)
     e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta, et.position(g.shape[0]))

@@ -34,7 +34,8 @@ from .train import TrainConfig, fit, training_totals
 __all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows',
            'kneser_ney_fill_bpc', 'lm_log_probs', 'lm_evaluator', 'fit_language_model', 'kjv_alphabet',
            'train_language_model', 'to_alphabet', 'out_of_domain_text', 'language_quality', 'bpc_by_position',
-           'blank_accuracy', 'generation_speed', 'masked_generation_speed', 'load_language_model', 'et_generate']
+           'blank_accuracy', 'generation_speed', 'masked_generation_speed', 'cached_generation_speed',
+           'load_language_model', 'et_generate']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -55,8 +56,15 @@ def lm_preset(name: str, # a key of LM_PRESETS
     # first; it took 5,563), then 6,134 more from there with peak lr 1.5e-3 and seed 1 (`fit_language_model(init=...)`)
     ar = replace(base, et=replace(base.et, D=192, H=6, M=768), alpha=2.0, T=2)
     ar_tc = replace(tc, steps=6487, eval_every=270, log_every=162)
+    # the long-context causal ET: kjv_ar's sizes at context 1,024 with Taylor attention and its decay as the position
+    # signal; batches of 4 windows (as many characters per step as kjv_ar)
+    long = replace(ar, N=1024, et=replace(ar.et, attention="taylor", decay=True, rel_pos=0))
+    long_tc = replace(ar_tc, batch_size=4)
     recipes = {  # built on demand: matching a transformer's parameters constructs models
         "kjv_ar": lambda: (CausalET, ar, ar_tc),
+        "kjv_taylor": lambda: (CausalET, long, long_tc),
+        # kjv_taylor's parameter count, softmax attention over the same context of 1,024
+        "kjv_taylor_transformer": lambda: (CausalTransformer, lm.matched_transformer(long, L=1), long_tc),
         "kjv_mlm": lambda: (MaskedET, mlm, mlm_tc),
         # kjv_mlm's parameter count; 41,538 steps, 5,400 CPU seconds at the rate probed first
         "kjv_mlm_transformer": lambda: (MaskedTransformer, lm.matched_transformer(mlm, L=1),
@@ -72,7 +80,8 @@ def lm_preset(name: str, # a key of LM_PRESETS
     if name not in recipes: raise ValueError(f"unknown language preset {name!r}; choose from {sorted(recipes)}")
     return recipes[name]()
 
-LM_PRESETS = ("kjv_ar", "kjv_ar_transformer", "kjv_mlm", "kjv_mlm_transformer", "tiny_ar", "tiny_mlm", "tiny_transformer")
+LM_PRESETS = ("kjv_ar", "kjv_ar_transformer", "kjv_taylor", "kjv_taylor_transformer", "kjv_mlm", "kjv_mlm_transformer",
+              "tiny_ar", "tiny_mlm", "tiny_transformer")
 
 # %% ../nbs/09_language_training.ipynb #7a0597aa
 def masked_windows(ids: np.ndarray, # held-out text as ids
@@ -323,6 +332,32 @@ def masked_generation_speed(model: eqx.Module, # a masked model
         best = min(best, time.perf_counter() - t)
     return dict(context=model.config.N, new_chars=length, rounds=rounds, chars_per_s=round(length / best, 1))
 
+
+# %% ../nbs/09_language_training.ipynb #cgspeed1
+def cached_generation_speed(model: CausalET, # a causal ET
+                            context: int, # characters already in the context when timing starts (at least 1)
+                            new_chars: int = 64, # characters timed, at positions context .. context + new_chars - 1
+                            repeats: int = 3, # best of this many timings
+                           ) -> float:
+    """Characters per second of `generate`'s cached step (descend the new token against the descent cache, read its
+    logits) at a given depth into the context: the cost of the next character once `context` characters are in it"""
+    N = model.config.N
+    if not (isinstance(context, int) and isinstance(new_chars, int) and context >= 1 and new_chars >= 1
+            and context + new_chars <= N):
+        raise ValueError(f"need context >= 1, new_chars >= 1 and context + new_chars <= N = {N}, got {context} and {new_chars}")
+    rng = np.random.default_rng(0)
+    cache0, _ = lm.prefill(model, jnp.asarray(rng.integers(0, model.vocab.V, context), jnp.int32))
+    tokens = [jnp.asarray(t, jnp.int32) for t in rng.integers(0, model.vocab.V, new_chars)]
+    arrays, static = eqx.partition(model, eqx.is_array)
+    step = lm._extend_step(static)  # the compiled step `generate` takes per character
+    jax.block_until_ready(step(arrays, cache0, tokens[0]))
+    best = math.inf
+    for _ in range(repeats):
+        t, cache = time.perf_counter(), cache0
+        for tok in tokens:
+            cache, logits = step(arrays, cache, tok); np.asarray(logits)  # read each character's logits, as sampling does
+        best = min(best, time.perf_counter() - t)
+    return new_chars / best
 
 # %% ../nbs/09_language_training.ipynb #710ddc11
 LANGUAGE_MODELS = {c.__name__: c for c in (CausalET, CausalTransformer, MaskedET, MaskedTransformer)}

@@ -154,7 +154,7 @@ def _same_json(a, b) -> bool: return json.loads(json.dumps(a)) == json.loads(jso
 def _as_now(config, d):
     "A saved configuration `d` read back by today's class of `config`: fields added since get their defaults"
     try: return config.from_dict(d).to_dict()
-    except Exception: return d  # not readable: compared as saved (and found different)
+    except (TypeError, ValueError, KeyError): return d  # not readable today: compared as saved (and found different)
 
 
 class TrainingInterrupted(KeyboardInterrupt):

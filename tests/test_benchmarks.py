@@ -41,6 +41,12 @@ def test_quick_benchmark_end_to_end(tmp_path):
     assert [m["T"] for m in t["memory_vs_T"]] == r["settings"]["train_Ts"]
     assert len(r["attention"]["rows"]) == len(r["settings"]["attn_Ns"])
     assert all(a["taylor_speedup"] > 0 for a in r["attention"]["rows"])
+    c = r["context"]  # training step and cached generation of the causal ET against N, softmax and taylor
+    assert [x["N"] for x in c["rows"]] == list(r["settings"]["context_Ns"])
+    for x in c["rows"]:
+        for k in ("softmax", "taylor"):
+            assert x[k]["step_s"] > 0 and x[k]["peak_bytes"] > 0 and x[k]["generation_chars_per_s"] > 0
+        assert x["batch"] * x["N"] == r["settings"]["context_chars"]  # the same characters per step at every N
     assert r["dense"]["time_s"] > 0 and r["dense"]["peak_bytes"] > 0
     assert r["quality"]["rows"], "no inpainting quality rows"
     for q in r["quality"]["rows"]: assert q["mask_ratio"] == 0.5 and q["model_mse"] > 0
@@ -73,7 +79,8 @@ def test_quick_benchmark_end_to_end(tmp_path):
     assert all(l.count("|") == 6 for l in lines)
     assert all(l.rstrip(" |").rsplit("|", 1)[1].strip() for l in lines[2:]), "a row without its machine"
     for phrase in ("matmul roof", "no measured kernel above the roof", "descent step", "training step profile",
-                   "training step", "taylor", "dense exponential recall", "inpainting"):
+                   "training step", "taylor", "dense exponential recall", "inpainting",
+                   "causal ET training step, softmax vs taylor", "cached generation"):
         assert phrase in md, phrase
     assert "| no measured kernel above the roof" in md and "<= roof | yes |" in md
 
