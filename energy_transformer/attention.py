@@ -177,7 +177,9 @@ def _decayed_causal(Q, K, b, lg, inclusive: bool, L: int):
     n0, k1, K2 = (jnp.einsum("hij,hj...->hi...", G, a) for a in (c0, c1, c2))  # decayed sums of the earlier chunks
     qd = _decay_exp(lg, c + 1)  # gamma^(C + 1 - chunk start), [h, C]
     K2Q = jnp.einsum("hiyz,hicz->hicy", K2, Qc)
-    S = (D * (1 + s + 0.5 * s * s)).sum(-1) \
+    # the sum inside a chunk as a contraction: written as a product summed over B, XLA's CPU compiler (jax 0.10) fuses it
+    # with the rest of S wrongly for the 6th and later examples of a vmapped batch at N = 1,024 (tests/test_attention.py)
+    S = jnp.einsum("hicb,hicb->hic", D, 1 + s + 0.5 * s * s) \
         + qd[:, None] * (n0[..., None] + b * jnp.einsum("hicy,hiy->hic", Qc, k1) + 0.5 * b * b * jnp.sum(Qc * K2Q, -1))
     flat = lambda a: a.reshape(H, n * L, *a.shape[3:])[:, :N]
 
