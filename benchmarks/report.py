@@ -10,7 +10,7 @@ GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=
 
 
 def _mib(b): return f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 2**10:.0f} KiB"
-def _ms(t): return f"{t * 1e3:.3g} ms"
+def _ms(t): return f"{t:.3g} s" if t >= 1 else f"{t * 1e3:.3g} ms"
 def _yes(ok): return "yes" if ok else "**no**"
 
 
