@@ -317,6 +317,22 @@ def test_api_entry_without_show_doc_when_an_annotation_does_not_resolve():
     assert api.plain and "f (NameError" in api.plain[0]
 
 
+def test_api_docstrings_keep_their_brackets_to_themselves():
+    "A docstring's unbalanced bracket cannot pair with another on the API page into a link that swallows text"
+    def html(md): return subprocess.run(["pandoc", "-f", build_site.MD_READER, "-t", "html"], input=md, capture_output=True,
+                                        text=True, check=True).stdout
+    text = lambda h: re.sub(r"<[^>]*>|\\\\", "", h).replace("\n", " ")  # what a reader sees
+    # a docstring's unbalanced "[" before another entry's "](url)"; its unbalanced "]" after a stray "[" and before "(url)"
+    for doc, before, after in (("*ids in [0, V) of the vocabulary*", "", ", see x](p.html)"),
+                               ("a decay in (0, 1]", "x[i and ", "(p.html)")):
+        assert "<a " in html(before + doc + after)  # as written: a link that swallows the docstring's words
+        out = html(before + site_api.escape_brackets(doc) + after)
+        assert "<a " not in out and doc.strip("*") in text(out), out
+    ok = "ids [0, V), see [the page](p.html)"
+    assert '<a href="p.html">the page</a>' in html(site_api.escape_brackets(ok))  # real links stay links
+    assert site_api.escape_brackets("`a[0]`\n```\nb[1]\n```") == "`a[0]`\n```\nb[1]\n```"  # code stays as written
+
+
 def test_search_index_has_one_document_per_section(site):
     docs = site[0] / "_docs"
     js = (docs / "site_libs" / "search_index.js").read_text()

@@ -32,10 +32,27 @@ def _target(v):
     return v
 
 
+_LINK = re.compile(r"(!?\[[^\[\]]*\]\([^()\s]*\))")  # [text](url) and ![alt](url), kept by re.split
+
+
+def escape_brackets(md: str) -> str:
+    """`md` with every `[` and `]` that is not part of a link escaped, outside code blocks and inline code: a docstring's
+    "[0, V)" or "(0, 1]" must not pair with a bracket elsewhere on the page into a link that swallows what lies between"""
+    def esc(text): return "".join(p if k % 2 else re.sub(r"(?<!\\)([\[\]])", r"\\\1", p)
+                                   for k, p in enumerate(_LINK.split(text)))
+    out, fenced = [], False
+    for line in md.split("\n"):
+        if line.startswith("```"): fenced = not fenced
+        elif not fenced:  # odd parts of a line split at backticks are inline code
+            line = "`".join(esc(p) if i % 2 == 0 else p for i, p in enumerate(line.split("`")))
+        out.append(line)
+    return "\n".join(out)
+
+
 def _show_doc(obj, name: str, level: int) -> str:
     from nbdev.showdoc import show_doc
     md = show_doc(obj, name=name, title_level=level)._repr_markdown_()
-    return re.sub(r"#LNone\)", ")", md).replace("\n---\n", "\n", 1).strip()
+    return escape_brackets(re.sub(r"#LNone\)", ")", md).replace("\n---\n", "\n", 1).strip())
 
 
 def _plain_doc(obj, name: str, level: int) -> str:
@@ -43,7 +60,8 @@ def _plain_doc(obj, name: str, level: int) -> str:
     try: sig = str(inspect.signature(obj))
     except (TypeError, ValueError): sig = "(...)"
     doc = inspect.getdoc(obj) or ""
-    return f"{'#' * level} {name}\n\n```python\n{name.split('.')[-1]}{sig}\n```" + (f"\n\n*{doc}*" if doc else "")
+    head = f"{'#' * level} {name}\n\n```python\n{name.split('.')[-1]}{sig}\n```"
+    return head + (f"\n\n*{escape_brackets(doc)}*" if doc else "")
 
 
 def _constant_doc(name: str, obj, level: int) -> str:
