@@ -26,10 +26,9 @@ def context_config(kind: str, N: int, quick: bool) -> lm.LMConfig:
     return replace(mc, N=N, et=et)
 
 
-def _train_step(mc: lm.LMConfig, batch: int):
+def _train_step(model: lm.CausalET, batch: int):
     "The library's compiled training step (`make_train_step` with the recipe's optimizer) of a CausalET, and its arguments"
-    _, _, tc = lm_preset("kjv_ar", mc.chars)
-    model = lm.CausalET(mc, key=jax.random.key(0))
+    mc, (_, _, tc) = model.config, lm_preset("kjv_ar", model.config.chars)
     params, static = eqx.partition(model, trainable(model))
     opt = make_optimizer(tc)
     ids = jnp.asarray(np.random.default_rng(0).integers(0, len(mc.chars), (batch, mc.N + 1)), jnp.int32)
@@ -45,10 +44,9 @@ def bench_context(s: dict) -> dict:
     for N in s["context_Ns"]:
         row = dict(N=N, batch=max(1, s["context_chars"] // N))
         for kind in ("softmax", "taylor"):
-            mc = context_config(kind, N, s["quick"])
-            comp, args = _train_step(mc, row["batch"])
+            model = lm.CausalET(context_config(kind, N, s["quick"]), key=jax.random.key(0))  # timed in training and generation
+            comp, args = _train_step(model, row["batch"])
             t = timeit(comp, *args, repeats=s["context_repeats"])
-            model = lm.CausalET(mc, key=jax.random.key(0))
             gen = cached_generation_speed(model, N - s["context_new"], s["context_new"], repeats=s["context_repeats"])
             row[kind] = dict(step_s=t["median_s"], chars_per_s=row["batch"] * N / t["median_s"],
                              peak_bytes=memory(comp)["peak_bytes"], generation_chars_per_s=gen)
@@ -57,5 +55,6 @@ def bench_context(s: dict) -> dict:
         rows.append(row)
     first, last = rows[0], rows[-1]
     flat = {k: first[k]["generation_chars_per_s"] / last[k]["generation_chars_per_s"] for k in ("softmax", "taylor")}
+    et, T = model.config.et, model.config.T  # the sizes are the same for every N and kind
     return dict(rows=rows, generation_slowdown=flat, load=load(),
-                sizes=dict(D=mc.et.D, H=mc.et.H, Y=mc.et.Y, M=mc.et.M, T=mc.T, chars_per_step=s["context_chars"]))
+                sizes=dict(D=et.D, H=et.H, Y=et.Y, M=et.M, T=T, chars_per_step=s["context_chars"]))
