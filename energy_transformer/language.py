@@ -28,8 +28,8 @@ from .text import CharVocab
 # %% auto #0
 __all__ = ['extend', 'prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET',
            'CausalTransformer', 'AbstractMaskedLM', 'MaskedET', 'MaskedTransformer', 'matched_transformer', 'ar_loss',
-           'mask_for_training', 'mlm_loss', 'DescentCache', 'prefill', 'next_logits', 'sample_char', 'generate',
-           'fill_rounds', 'fill', 'generate_masked']
+           'mask_for_training', 'mlm_loss', 'DescentCache', 'extend_step', 'prefill', 'next_logits', 'sample_char',
+           'generate', 'fill_rounds', 'fill', 'generate_masked']
 
 # %% ../nbs/05_language.ipynb #90128eb4
 def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
@@ -295,8 +295,9 @@ extend = eqx.filter_jit(_extend)
 
 
 @functools.lru_cache(maxsize=8)
-def _extend_step(static):
-    "`extend` compiled for the models whose non-array part is `static`, called with their arrays (less dispatch per token)"
+def extend_step(static):  # the non-array part of a CausalET (`eqx.partition(model, eqx.is_array)[1]`)
+    """`extend` compiled for the models whose non-array part is `static`, called as `step(arrays, cache, token)` with
+    their arrays: the step `generate` takes per character (less dispatch per token than `extend`)"""
     return jax.jit(lambda arrays, cache, token: _extend(eqx.combine(arrays, static), cache, token))
 
 @eqx.filter_jit
@@ -361,7 +362,7 @@ def generate(model: AbstractCharLM, # an autoregressive model
     ids = list(vocab.encode(prompt)[-N:])
     use_cache = cache and isinstance(model, CausalET)
     arrays, static = eqx.partition(model, eqx.is_array)
-    step = _extend_step(static) if use_cache else None
+    step = extend_step(static) if use_cache else None
     out = []
     def restart():
         if not use_cache: return None, None

@@ -7,11 +7,13 @@ Docs: https://energy-transformer.github.io/energy_transformer/language_training.
 # %% ../nbs/09_language_training.ipynb #9c2e8351
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 import sys
 import time
+import timeit
 from dataclasses import replace
 from pathlib import Path
 
@@ -310,12 +312,9 @@ def generation_speed(model: CausalET, # a causal ET
     if n_new < 1: raise ValueError(f"the prompt fills the context N = {model.config.N}")
     speed = {}
     for use_cache in (True, False):
+        run = functools.partial(lm.generate, model, prompt, n_new, temperature=0, cache=use_cache)
         lm.generate(model, prompt, 4, temperature=0, cache=use_cache)  # compile
-        best = math.inf
-        for _ in range(repeats):
-            t = time.perf_counter(); lm.generate(model, prompt, n_new, temperature=0, cache=use_cache)
-            best = min(best, time.perf_counter() - t)
-        speed[use_cache] = n_new / best
+        speed[use_cache] = n_new / min(timeit.repeat(run, number=1, repeat=repeats))
     return dict(context=model.config.N, new_chars=n_new, cached_chars_per_s=round(speed[True], 1),
                 recompute_chars_per_s=round(speed[False], 1), speedup=round(speed[True] / speed[False], 2))
 
@@ -326,10 +325,8 @@ def masked_generation_speed(model: eqx.Module, # a masked model
                            ) -> dict:
     "Characters per second of `generate_masked` writing `length` new characters (greedy)"
     lm.generate_masked(model, 4, rounds=2, temperature=0)  # compile
-    best = math.inf
-    for _ in range(repeats):
-        t = time.perf_counter(); lm.generate_masked(model, length, rounds=rounds, temperature=0)
-        best = min(best, time.perf_counter() - t)
+    run = functools.partial(lm.generate_masked, model, length, rounds=rounds, temperature=0)
+    best = min(timeit.repeat(run, number=1, repeat=repeats))
     return dict(context=model.config.N, new_chars=length, rounds=rounds, chars_per_s=round(length / best, 1))
 
 
@@ -349,15 +346,13 @@ def cached_generation_speed(model: CausalET, # a causal ET
     cache0, _ = lm.prefill(model, jnp.asarray(rng.integers(0, model.vocab.V, context), jnp.int32))
     tokens = [jnp.asarray(t, jnp.int32) for t in rng.integers(0, model.vocab.V, new_chars)]
     arrays, static = eqx.partition(model, eqx.is_array)
-    step = lm._extend_step(static)  # the compiled step `generate` takes per character
+    step = lm.extend_step(static)  # the compiled step `generate` takes per character
     jax.block_until_ready(step(arrays, cache0, tokens[0]))
-    best = math.inf
-    for _ in range(repeats):
-        t, cache = time.perf_counter(), cache0
+    def run():
+        cache = cache0
         for tok in tokens:
             cache, logits = step(arrays, cache, tok); np.asarray(logits)  # read each character's logits, as sampling does
-        best = min(best, time.perf_counter() - t)
-    return new_chars / best
+    return new_chars / min(timeit.repeat(run, number=1, repeat=repeats))
 
 # %% ../nbs/09_language_training.ipynb #710ddc11
 LANGUAGE_MODELS = {c.__name__: c for c in (CausalET, CausalTransformer, MaskedET, MaskedTransformer)}
