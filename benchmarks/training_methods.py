@@ -140,8 +140,8 @@ def _natural_methods(mc):
     mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
     return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
             "warm": ("ET, hidden patches start from their harmonic fill; output = fill + what the descent adds", et(warm)),
-            "warm T=4": ("ET, warm start, T = 4, alpha x 2 (learned): twice the steps per CPU second",
-                         et(replace(warm, T=4, alpha=warm.alpha * warm.T / 4))),
+            **{f"warm T={T}": (f"ET, warm start, T = {T}, alpha x {warm.T // T} (learned): more steps per CPU second",
+                               et(replace(warm, T=T, alpha=warm.alpha * warm.T / T))) for T in (2, 4)},
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
             "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm)))}
 
