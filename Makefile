@@ -7,11 +7,11 @@ NBDEV_WORKERS ?= 2
 MAKE_START := $(shell date +%s)
 PYTEST_WORKERS ?= 2
 # The tests compile hundreds of small programs and run most of them for moments: they run with XLA's quick compilation
-# (unoptimised code, and the older loop emitter for fused element-wise code instead of the fusion emitters: together
-# about a quarter of the default compile time; the notebooks' tests took 515 CPU s so, 706 with the optimised
-# compilation on three pages) and one compilation cache shared by all their processes, which compile many of the same
-# programs (_proc/jax_cache). The page that mostly runs large programs (whole photos) keeps XLA's defaults
-# (tools/nbtest.py --optimised: 40 CPU s, 69 with quick compilation). Benchmarks and training use neither.
+# (unoptimised code, and the older loop emitter for fused element-wise code instead of its fusion emitters: a small
+# language model's training compiles in a quarter of the default time) and one compilation cache shared by all their
+# processes, which compile many of the same programs (_proc/jax_cache). The page that mostly runs large programs (whole
+# photos) keeps XLA's defaults (tools/nbtest.py --optimised; 40 CPU s against 69 with quick compilation). Benchmarks and
+# training use neither.
 QUICK = XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false $$XLA_FLAGS" \
         JAX_COMPILATION_CACHE_DIR=$(CURDIR)/_proc/jax_cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
 OPTIMISED = 14_inpaint.ipynb
