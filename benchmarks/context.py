@@ -55,6 +55,6 @@ def bench_context(s: dict) -> dict:
         rows.append(row)
     first, last = rows[0], rows[-1]
     flat = {k: first[k]["generation_chars_per_s"] / last[k]["generation_chars_per_s"] for k in ("softmax", "taylor")}
-    et, T = model.config.et, model.config.T  # the sizes are the same for every N and kind
+    mc = context_config("taylor", rows[0]["N"], s["quick"])  # the sizes, the same for every N and kind
     return dict(rows=rows, generation_slowdown=flat, load=load(),
-                sizes=dict(D=et.D, H=et.H, Y=et.Y, M=et.M, T=T, chars_per_step=s["context_chars"]))
+                sizes=dict(D=mc.et.D, H=mc.et.H, Y=mc.et.Y, M=mc.et.M, T=mc.T, chars_per_step=s["context_chars"]))

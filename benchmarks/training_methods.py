@@ -71,11 +71,16 @@ def _image_setup():
     return mc, task, tc, (train[:-N_VALID], train[-N_VALID:])
 
 
+def _fewer_steps(mc, T: int):
+    "The image recipe `mc` with T descent steps and alpha scaled to keep the total step alpha T (alpha is learned)"
+    return replace(mc, T=T, alpha=mc.alpha * mc.T / T)
+
+
 def _image_methods(mc):
     """name -> (description, model maker, phases): each phase is (fraction of the steps, `predict_tokens` keywords)."""
     et = lambda c: (lambda seed: ImageEnergyTransformer(c, key=jax.random.PRNGKey(seed)))
     mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
-    few = lambda T: replace(mc, T=T, alpha=mc.alpha * mc.T / T)  # the same total step alpha T (alpha is learned)
+    few = functools.partial(_fewer_steps, mc)
     return {
         "exact": (f"ET, T = {mc.T}, exact gradient (closed form + nested remat)", et(mc), [(1.0, ())]),
         "T=2": ("ET, T = 2, alpha x 4 (learned)", et(few(2)), [(1.0, ())]),
@@ -141,7 +146,7 @@ def _natural_methods(mc):
     return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
             "warm": ("ET, hidden patches start from their harmonic fill; output = fill + what the descent adds", et(warm)),
             **{f"warm T={T}": (f"ET, warm start, T = {T}, alpha x {warm.T // T} (learned): more steps per CPU second",
-                               et(replace(warm, T=T, alpha=warm.alpha * warm.T / T))) for T in (2, 4)},
+                               et(_fewer_steps(warm, T))) for T in (2, 4)},
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
             "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm)))}
 
