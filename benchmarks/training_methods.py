@@ -184,11 +184,13 @@ def _resumable(train, tc, run_dir: Path | None) -> tuple[float | None, dict]:
 def language_config(method: str, width: int | None = None, preset: str = "kjv_ar"):
     """(model class, model configuration, training configuration) of a language method: the shipped recipe `preset`
     (`kjv_ar` causal, `kjv_mlm` masked), at width D = `width` (H = D / 32 heads of 32, M = 4 D memories) when given;
-    "T=2" halves the descent steps of the causal recipe and doubles alpha (the masked recipe has T = 2 already); the
-    matched transformer has the ET's parameter count"""
+    "T=2" halves the descent steps of the causal recipe and doubles alpha (the masked recipe has T = 2 already); "window
+    heads" makes the first two heads of a taylor recipe softmax heads over the last 64 characters; the matched
+    transformer has the ET's parameter count"""
     cls, mc, tc = lm_preset(preset, kjv_alphabet())
     if width: mc = replace(mc, et=replace(mc.et, D=width, H=width // 32, Y=32, M=4 * width))
     if method == "T=2" and mc.T != 2: mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
+    if method == "window heads": mc = replace(mc, et=replace(mc.et, window_heads=2, rel_pos=64))
     if method == "matched transformer":
         cls, mc = (CausalTransformer if mc.objective == "ar" else MaskedTransformer), matched_lm(mc, L=1)
     return cls, mc, tc
@@ -213,6 +215,7 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
         previous = {k: v for k, v in read_log(resolve_checkpoint(init)).items() if k != "meta"}
         mc, meta = start.config, dict(previous=previous, init=str(init))
     methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": f"ET, T = 2, alpha {mc.alpha:g}",
+               "window heads": f"ET, T = {mc.T}, heads 0-1 softmax over the last 64 characters, the others taylor",
                "matched transformer": "1 transformer block, the same parameter count"}
     train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars,
                                                init=start, meta=meta, **k)
@@ -244,7 +247,8 @@ def run_classification(method: str, seconds: float) -> dict:
 TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist")[0]))),
          "language": (run_language, lambda: ["exact", "T=2", "matched transformer"]),
          "masked_language": (functools.partial(run_language, preset="kjv_mlm"), lambda: ["T=2", "matched transformer"]),
-         "long_language": (functools.partial(run_language, preset="kjv_taylor"), lambda: ["exact", "matched transformer"]),
+         "long_language": (functools.partial(run_language, preset="kjv_taylor"),
+                           lambda: ["exact", "window heads", "matched transformer"]),
          "natural_image": (run_natural, lambda: list(_natural_methods(preset("natural")[0]))),
          "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
 

@@ -17,7 +17,8 @@ from jax import lax
 from jaxtyping import Array, Float, Int, PyTree
 
 # %% auto #0
-__all__ = ['ATTENTION', 'AbstractAttention', 'SoftmaxAttention', 'TaylorAttention', 'attention_kernel']
+__all__ = ['ATTENTION', 'AbstractAttention', 'SoftmaxAttention', 'TaylorAttention', 'WindowAttention', 'MixedAttention',
+           'attention_kernel']
 
 # %% ../nbs/24_attention.ipynb #attn0006
 def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
@@ -32,10 +33,11 @@ def _masked_lse_softmax(S, allowed):
     S = jnp.where(allowed, S, -jnp.inf)
     m = lax.stop_gradient(jnp.max(S, axis=-1, keepdims=True))
     has = allowed.any(-1)  # static (C,)
-    if not has.all(): m = jnp.where(has[:, None], m, 0.0)
+    if not has.all(): m = jnp.where(has[..., None], m, 0.0)
     e = jnp.exp(S - m)
     z = e.sum(-1, keepdims=True)
-    if not has.all(): z = jnp.where(has[:, None], z, 1.0)
+    if not has.all(): z = jnp.where(has[..., None], z, 1.0)
+
     lse = jnp.log(z[..., 0]) + m[..., 0]
     if not has.all(): lse = jnp.where(has, lse, 0.0)
     return lse, e / z
@@ -348,10 +350,152 @@ class TaylorAttention(AbstractAttention):
         dq = -(k1 + b * jnp.einsum("hyz,hz->hy", K2, q)) / jnp.where(n0 > 0, S, 1.0)[:, None]
         return dq, (n0 + (1 - own), k1 + (1 - own) * k, K2 + (1 - own) * kk)
 
+# %% ../nbs/24_attention.ipynb #attn0401
+def _band(N: int, R: int, exclude_self: bool, causal: bool):
+    """Static layout of a banded attention in chunks of L = min(R, N) tokens: query C = i L + c sees the keys of chunks
+    i - 1, i, i + 1 (key B = (i - 1) L + j, j = 0..3L-1); returns (L, chunks n, offsets C - B [c, j], allowed [i, c, j])"""
+    L = max(1, min(R, N)); n = -(-N // L)
+    c, j = np.arange(L)[:, None], np.arange(3 * L)[None]
+    off = c + L - j
+    B, C = (np.arange(n)[:, None, None] - 1) * L + j[None], np.arange(n)[:, None, None] * L + c[None]
+    ok = (np.abs(off) <= R)[None] & (B >= 0) & (B < N) & (C < N)
+    if causal: ok &= (off >= 0)[None]
+    if exclude_self: ok &= (off != 0)[None]
+    return L, n, off, ok
+
+def _chunks3(a, L, n):
+    "a (H, N, Y) -> (H, n, 3L, Y): the tokens of chunks i - 1, i and i + 1 beside each other for each chunk i (zeros outside)"
+    H, N, Y = a.shape
+    p = jnp.pad(a, ((0, 0), (L, (n + 1) * L - N), (0, 0))).reshape(H, n + 2, L, Y)
+    return jnp.concatenate([p[:, :-2], p[:, 1:-1], p[:, 2:]], axis=2)
+
+def _unchunks3(g, L, n, N):
+    "The adjoint of `_chunks3`: (H, n, 3L, Y) -> (H, N, Y), the three parts of each token summed"
+    H, Y = g.shape[0], g.shape[-1]
+    z = jnp.zeros((H, n + 2, L, Y), g.dtype)
+    z = z.at[:, :-2].add(g[:, :, :L]).at[:, 1:-1].add(g[:, :, L:2 * L]).at[:, 2:].add(g[:, :, 2 * L:])
+    return z.reshape(H, (n + 2) * L, Y)[:, L:L + N]
+
+
+class WindowAttention(AbstractAttention):
+    """f = exp over the keys within `window` positions of the query: the paper's log-sum-exp made local, O(N window Y).
+    Its position signal is a bias b_h(d) for the offsets d = C - B in -window..window, shape (H, 2 window + 1)"""
+    exclude_self: bool = True
+    causal: bool = False
+    window: int = 64  # R: keys at most this many positions away
+
+    def __check_init__(self):
+        if isinstance(self.window, bool) or not isinstance(self.window, (int, np.integer)) or self.window < 1:
+            raise ValueError(f"WindowAttention.window must be an integer >= 1, got {self.window!r}")
+
+    def allowed(self, N):
+        return super().allowed(N) & (np.abs(np.arange(N)[:, None] - np.arange(N)[None]) <= self.window)
+
+    def _bias(self, pos, H):
+        "The bias b (H, 2R + 1), checked"
+        R = self.window
+        if pos is None or jnp.shape(pos) != (H, 2 * R + 1):
+            raise ValueError(f"window attention's position signal is a bias b_h(d) for d = -{R}..{R} of shape "
+                             f"({H}, {2 * R + 1}), got {None if pos is None else jnp.shape(pos)}")
+        return pos
+
+    def _probs(self, Q, K, beta, pos):
+        "(log-sum-exp [h, i, c], softmax weights P [h, i, c, j], chunked Q, neighbouring K, (L, n, N)) of the banded scores"
+        H, N, Y = Q.shape
+        b = self._bias(pos, H)
+        L, n, off, ok = _band(N, self.window, self.exclude_self, self.causal)
+        Qc, Kb = jnp.pad(Q, ((0, 0), (0, n * L - N), (0, 0))).reshape(H, n, L, Y), _chunks3(K, L, n)
+        s = beta * jnp.einsum("hicy,hijy->hicj", Qc, Kb) + b[:, np.clip(off + self.window, 0, 2 * self.window)][:, None]
+        lse, P = _masked_lse_softmax(s, ok)
+        return lse, P, Qc, Kb, (L, n, N)
+
+    def energy(self, Q, K, beta, pos=None):
+        return -self._probs(Q, K, beta, pos)[0].sum() / beta
+
+    def energy_direct(self, Q, K, beta, pos=None):
+        N, R = Q.shape[1], self.window
+        off = np.clip(np.arange(N)[:, None] - np.arange(N)[None], -R, R) + R
+        lse, _ = _masked_lse_softmax(_scores(Q, K, beta, self._bias(pos, Q.shape[0])[:, off]), self.allowed(N))
+        return -lse.sum() / beta
+
+    def grads(self, Q, K, beta, pos=None):
+        _, P, Qc, Kb, (L, n, N) = self._probs(Q, K, beta, pos)
+        dQ = -jnp.einsum("hicj,hijy->hicy", P, Kb).reshape(Q.shape[0], n * L, Q.shape[2])[:, :N]
+        return dQ, -_unchunks3(jnp.einsum("hicj,hicy->hijy", P, Qc), L, n, N)
+
+    def prefix_energies(self, Q, K, beta, pos=None):
+        lse, *_, (L, n, N) = self._probs(Q, K, beta, pos)
+        return -lse.reshape(lse.shape[0], n * L)[:, :N].sum(0) / beta
+
+    def prefix_dq(self, Q, K, beta, pos=None):
+        return self.grads(Q, K, beta, pos)[0]  # causal: query C's own term is the only one that holds Q_C
+
+    def init_state(self, H, N, Y):
+        "the keys of the last `window` positions, position B in slot B mod window: the same size for any prefix"
+        return jnp.zeros((H, self.window, Y))
+
+    def extend(self, state, q, k, p, beta, pos_row=None):
+        R, b = self.window, self._bias(pos_row, q.shape[0])
+        B = p - 1 - jnp.mod(p - 1 - jnp.arange(R), R)  # the latest position before p held in each slot
+        keys, d = jnp.concatenate([state, k[:, None]], 1), jnp.concatenate([p - B, jnp.zeros(1, B.dtype)])
+        ok = jnp.concatenate([B >= 0, jnp.array([not self.exclude_self])])
+        s = beta * jnp.einsum("hy,hby->hb", q, keys) + b[:, d + R]
+        P = jnp.where(ok & ok.any(), jax.nn.softmax(jnp.where(ok, s, -jnp.inf)), 0.0)  # no key at all: P = 0
+        return -jnp.einsum("hb,hby->hy", P, keys), state.at[:, jnp.mod(p, R)].set(k)
+
+# %% ../nbs/24_attention.ipynb #attn0404
+class MixedAttention(AbstractAttention):
+    """Heads 0..n_local-1 attend through the kernel `local` (e.g. `WindowAttention`), the others through `far` (e.g.
+    `TaylorAttention`): the energy is the sum of the two, each over its own heads. Its position signal is the pair
+    (local's, far's)"""
+    exclude_self: bool
+    causal: bool
+    local: AbstractAttention
+    far: AbstractAttention
+    n_local: int  # heads of `local`
+
+    def __check_init__(self):
+        for k in (self.local, self.far):
+            if (k.exclude_self, k.causal) != (self.exclude_self, self.causal):
+                raise ValueError("MixedAttention's two kernels must allow the pairs it allows (exclude_self, causal)")
+
+    def allowed(self, N): return self.local.allowed(N) | self.far.allowed(N)
+
+    def _both(self, method, Q, K, beta, pos):
+        "`method` of `local` on the first n_local heads and of `far` on the others"
+        n, (pl, pf) = self.n_local, (None, None) if pos is None else pos
+        return getattr(self.local, method)(Q[:n], K[:n], beta, pl), getattr(self.far, method)(Q[n:], K[n:], beta, pf)
+
+    def energy(self, Q, K, beta, pos=None): return sum(self._both("energy", Q, K, beta, pos))
+    def energy_direct(self, Q, K, beta, pos=None): return sum(self._both("energy_direct", Q, K, beta, pos))
+    def prefix_energies(self, Q, K, beta, pos=None): return sum(self._both("prefix_energies", Q, K, beta, pos))
+    def prefix_dq(self, Q, K, beta, pos=None): return jnp.concatenate(self._both("prefix_dq", Q, K, beta, pos))
+
+    def grads(self, Q, K, beta, pos=None):
+        (dQl, dKl), (dQf, dKf) = self._both("grads", Q, K, beta, pos)
+        return jnp.concatenate([dQl, dQf]), jnp.concatenate([dKl, dKf])
+
+    def init_state(self, H, N, Y):
+        return self.local.init_state(self.n_local, N, Y), self.far.init_state(H - self.n_local, N, Y)
+
+    def extend(self, state, q, k, p, beta, pos_row=None):
+        n, (pl, pf) = self.n_local, (None, None) if pos_row is None else pos_row
+        (dl, sl), (df, sf) = (self.local.extend(state[0], q[:n], k[:n], p, beta, pl),
+                              self.far.extend(state[1], q[n:], k[n:], p, beta, pf))
+        return jnp.concatenate([dl, df]), (sl, sf)
+
 # %% ../nbs/24_attention.ipynb #attn0013
 ATTENTION: dict[str, type[AbstractAttention]] = {"softmax": SoftmaxAttention, "taylor": TaylorAttention}
 
-def attention_kernel(kind: str, exclude_self: bool = True, causal: bool = False) -> AbstractAttention:
-    "The kernel of `ATTENTION[kind]` with its allowed pairs"
+def attention_kernel(kind: str,  # a key of `ATTENTION`
+                     exclude_self: bool = True,  # leave B = C out
+                     causal: bool = False,  # only B <= C
+                     window_heads: int = 0,  # heads 0..window_heads-1 attend through `WindowAttention(window)` instead
+                     window: int = 0,  # their window R (>= 1 when window_heads > 0)
+                     ) -> AbstractAttention:
+    "The kernel of `ATTENTION[kind]` with its allowed pairs, or a `MixedAttention` of window heads and `kind` heads"
     if kind not in ATTENTION: raise ValueError(f"attention must be one of {tuple(ATTENTION)}, got {kind!r}")
-    return ATTENTION[kind](exclude_self=exclude_self, causal=causal)
+    k = ATTENTION[kind](exclude_self=exclude_self, causal=causal)
+    if not window_heads: return k
+    return MixedAttention(exclude_self, causal, WindowAttention(exclude_self, causal, window), k, window_heads)
+

@@ -63,6 +63,7 @@ class ETConfig:
     causal: bool = False # token C attends only to B <= C
     rel_pos: int = 0 # learned bias b_h(C - B) in the attention scores for offsets up to +-rel_pos (0: none)
     decay: bool = False # taylor: weigh term (C, B) by a learned gamma_h^|C - B| per head (a position signal that factorises)
+    window_heads: int = 0 # taylor: heads 0..window_heads-1 are softmax attention over the keys within rel_pos positions
 
     def __post_init__(self):
         for name in ("D", "H", "Y", "M"):
@@ -76,12 +77,23 @@ class ETConfig:
             raise ValueError(f"ETConfig.attention must be one of {_ATTENTION_KINDS}, got {self.attention!r}")
         if isinstance(self.rel_pos, bool) or not isinstance(self.rel_pos, (int, np.integer)) or self.rel_pos < 0:
             raise ValueError(f"ETConfig.rel_pos must be an integer >= 0, got {self.rel_pos!r}")
-        if self.rel_pos and self.attention == "taylor":
+        w = self.window_heads
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 0 <= w < self.H:
+            raise ValueError(f"ETConfig.window_heads must be an integer in [0, H = {self.H}), got {w!r}")
+        if w and (self.attention != "taylor" or not self.rel_pos):
+            raise ValueError("ETConfig.window_heads needs taylor attention for the other heads and rel_pos >= 1 (the window)")
+        if self.rel_pos and self.attention == "taylor" and not w:
             raise ValueError("ETConfig.rel_pos needs softmax attention: a position bias does not factorise in taylor attention"
-                             " (its position signal is decay=True)")
+                             " (its position signal is decay=True, or window_heads softmax heads over a window of rel_pos)")
         if not isinstance(self.decay, bool): raise ValueError(f"ETConfig.decay must be True or False, got {self.decay!r}")
         if self.decay and self.attention != "taylor":
             raise ValueError("ETConfig.decay needs taylor attention (softmax attention's position signal is rel_pos)")
+
+    def kernel(self, causal: bool | None = None, # None: the config's own `causal`
+               ) -> AbstractAttention:
+        "The attention energy of these heads: `SoftmaxAttention`, `TaylorAttention`, or window heads mixed with taylor ones"
+        return attention_kernel(self.attention, self.exclude_self, self.causal if causal is None else causal,
+                                self.window_heads, self.rel_pos if self.window_heads else 0)
 
     @property
     def beta_value(self) -> float:
@@ -143,8 +155,9 @@ class EnergyTransformer(eqx.Module):
     Wk: Float[Array, "H D Y"] # key projections
     Xi: Float[Array, "M D"] # Hopfield memories
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
-    pos_bias: Float[Array, "H R"] | None # b_h(d) for offsets d = C - B in -rel_pos..rel_pos (None when rel_pos = 0)
-    decay: Float[Array, "H"] | None # logits of the per-head decay gamma_h = sigmoid(decay_h) (None unless config.decay)
+    pos_bias: Float[Array, "H R"] | None # b_h(d), d = C - B in -rel_pos..rel_pos (None: rel_pos = 0; only the window heads')
+    decay: Float[Array, "H"] | None # logits of gamma_h = sigmoid(decay_h) (None unless config.decay; only the taylor heads')
+
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -158,8 +171,8 @@ class EnergyTransformer(eqx.Module):
         self.Wk = std * jax.random.normal(kk, (c.H, c.D, c.Y), float_dtype())
         self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
         self.beta = jnp.asarray(c.beta_value, float_dtype())
-        self.pos_bias = _alibi(c.H, c.rel_pos) if c.rel_pos else None
-        self.decay = decay_init(c.H) if c.decay else None
+        self.pos_bias = _alibi(c.window_heads or c.H, c.rel_pos) if c.rel_pos else None
+        self.decay = decay_init(c.H - c.window_heads) if c.decay else None
         self.config = c
 
     def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
@@ -177,9 +190,8 @@ class EnergyTransformer(eqx.Module):
 
     @property
     def kernel(self) -> AbstractAttention:
-        "The attention energy this block composes with its Hopfield energy (`SoftmaxAttention` or `TaylorAttention`)"
-        c = self.config
-        return attention_kernel(c.attention, c.exclude_self, c.causal)
+        "The attention energy this block composes with its Hopfield energy (`ETConfig.kernel`)"
+        return self.config.kernel()
 
     @property
     def gamma(self) -> Float[Array, "H"] | None:
@@ -190,8 +202,11 @@ class EnergyTransformer(eqx.Module):
                  start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
                  ) -> Float[Array, "..."] | None:
         """The position signal the kernel takes: the bias b_h(C - B) (H, N, N) of softmax attention, or (H, N) for the
-        query at `start`; the decay gamma (H,) of taylor attention; None without one"""
+        query at `start`; the decay gamma (H,) of taylor attention; None without one; with window heads, the pair (their
+        bias by offset, the taylor heads' decay or None) for any `start`"""
+        if self.config.window_heads: return self.pos_bias, self.gamma
         if self.pos_bias is None: return self.gamma
+
         return rel_bias(self.pos_bias, N) if start is None else rel_bias(self.pos_bias, N, start, 1)[:, 0]
 
     # ---- public API -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from jax import lax
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from . import core
-from .attention import AbstractAttention, attention_kernel
+from .attention import AbstractAttention
 from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of
 from .heads import Readout
@@ -38,7 +38,7 @@ def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
 
 def _causal(et: EnergyTransformer) -> AbstractAttention:
     "The ET's attention kernel made causal (a causal language model's tokens see their prefix only)"
-    return attention_kernel(et.config.attention, et.config.exclude_self, causal=True)
+    return et.config.kernel(causal=True)
 
 def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `exclude_self` are used; `causal` is implied)
                     g: Float[Array, "N D"], # layer-normalised tokens
@@ -273,7 +273,8 @@ class DescentCache(eqx.Module):
     @classmethod
     def empty(cls, config: LMConfig) -> DescentCache:
         c = config
-        one = attention_kernel(c.et.attention, c.et.exclude_self, causal=True).init_state(c.et.H, c.N, c.et.Y)
+        one = c.et.kernel(causal=True).init_state(c.et.H, c.N, c.et.Y)
+
         return cls(jax.tree.map(lambda a: jnp.zeros((c.T, *a.shape), a.dtype), one), jnp.zeros((), jnp.int32))
 
 # %% ../nbs/05_language.ipynb #7ce1b2e8
