@@ -37,7 +37,6 @@ def _masked_lse_softmax(S, allowed):
     e = jnp.exp(S - m)
     z = e.sum(-1, keepdims=True)
     if not has.all(): z = jnp.where(has[..., None], z, 1.0)
-
     lse = jnp.log(z[..., 0]) + m[..., 0]
     if not has.all(): lse = jnp.where(has, lse, 0.0)
     return lse, e / z

@@ -157,7 +157,6 @@ class EnergyTransformer(eqx.Module):
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
     pos_bias: Float[Array, "H R"] | None # b_h(d), d = C - B in -rel_pos..rel_pos (None: rel_pos = 0; only the window heads')
     decay: Float[Array, "H"] | None # logits of gamma_h = sigmoid(decay_h) (None unless config.decay; only the taylor heads')
-
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -206,7 +205,6 @@ class EnergyTransformer(eqx.Module):
         bias by offset, the taylor heads' decay or None) for any `start`"""
         if self.config.window_heads: return self.pos_bias, self.gamma
         if self.pos_bias is None: return self.gamma
-
         return rel_bias(self.pos_bias, N) if start is None else rel_bias(self.pos_bias, N, start, 1)[:, 0]
 
     # ---- public API -------------------------------------------------------------------------------

@@ -167,7 +167,7 @@ FILL_LABELS = {"biharmonic": "biharmonic", "harmonic": "harmonic", "opencv_telea
                "opencv_navier_stokes": "OpenCV Navier-Stokes", "mean_fill": "mean fill"}
 
 
-CLASSICAL_WEIGHT = 0.9  # the biharmonic fill's weight in the blend with natural_warm that did best on the validation photos
+CLASSICAL_WEIGHT = 0.8  # the biharmonic fill's weight in the blend with natural_warm that did best on the validation photos
 INPAINT_MODEL = "natural_warm"  # et-inpaint's model: the natural-photo ET started from the harmonic fill
 
 

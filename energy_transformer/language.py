@@ -274,7 +274,6 @@ class DescentCache(eqx.Module):
     def empty(cls, config: LMConfig) -> DescentCache:
         c = config
         one = c.et.kernel(causal=True).init_state(c.et.H, c.N, c.et.Y)
-
         return cls(jax.tree.map(lambda a: jnp.zeros((c.T, *a.shape), a.dtype), one), jnp.zeros((), jnp.int32))
 
 # %% ../nbs/05_language.ipynb #7ce1b2e8
