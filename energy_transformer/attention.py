@@ -17,8 +17,8 @@ from jax import lax
 from jaxtyping import Array, Float, Int, PyTree
 
 # %% auto #0
-__all__ = ['ATTENTION', 'AbstractAttention', 'SoftmaxAttention', 'TaylorAttention', 'rel_bias', 'WindowAttention',
-           'MixedAttention', 'attention_kernel']
+__all__ = ['ATTENTION', 'AbstractAttention', 'SoftmaxAttention', 'TaylorAttention', 'WindowAttention', 'MixedAttention',
+           'attention_kernel']
 
 # %% ../nbs/24_attention.ipynb #attn0006
 def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
@@ -349,17 +349,6 @@ class TaylorAttention(AbstractAttention):
         dq = -(k1 + b * jnp.einsum("hyz,hz->hy", K2, q)) / jnp.where(n0 > 0, S, 1.0)[:, None]
         return dq, (n0 + (1 - own), k1 + (1 - own) * k, K2 + (1 - own) * kk)
 
-# %% ../nbs/24_attention.ipynb #attn0398
-def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
-             N: int, # tokens
-             start: int | Int[Array, ""] = 0, # position of the first query (keys always start at 0)
-             n: int | None = None, # queries (default N)
-            ) -> Float[Array, "H n N"]:
-    "The bias b_h(C - B) of queries C = start.. start+n-1 and keys B = 0..N-1, offsets beyond +-R sharing the last value"
-    R = pos_bias.shape[1] // 2
-    C = start + jnp.arange(N if n is None else n)
-    return pos_bias[:, jnp.clip(C[:, None] - jnp.arange(N)[None], -R, R) + R]
-
 # %% ../nbs/24_attention.ipynb #attn0401
 def _band(N: int, R: int, exclude_self: bool, causal: bool):
     """Static layout of a banded attention in chunks of L = min(R, N) tokens: query C = i L + c sees the keys of chunks
@@ -423,8 +412,9 @@ class WindowAttention(AbstractAttention):
         return -self._probs(Q, K, beta, pos)[0].sum() / beta
 
     def energy_direct(self, Q, K, beta, pos=None):
-        N = Q.shape[1]
-        lse, _ = _masked_lse_softmax(_scores(Q, K, beta, rel_bias(self._bias(pos, Q.shape[0]), N)), self.allowed(N))
+        N, R = Q.shape[1], self.window
+        off = np.clip(np.arange(N)[:, None] - np.arange(N)[None], -R, R) + R
+        lse, _ = _masked_lse_softmax(_scores(Q, K, beta, self._bias(pos, Q.shape[0])[:, off]), self.allowed(N))
         return -lse.sum() / beta
 
     def grads(self, Q, K, beta, pos=None):

@@ -17,13 +17,13 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from .attention import ATTENTION, AbstractAttention, attention_kernel, rel_bias  # noqa: F401 (rel_bias: importable from core too)
+from .attention import ATTENTION, AbstractAttention, attention_kernel
 from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
 
 # %% auto #0
 __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'params_of', 'matching_width', 'ETConfig',
-           'decay_init', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
+           'decay_init', 'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
            'descend_recorded', 'descend_until', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
@@ -136,6 +136,17 @@ def decay_init(H: int, # heads
     "Initial decay logits: gamma_h = sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h geometric from `shortest` to `longest`"
     gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
     return jnp.asarray(np.log(gamma) - np.log1p(-gamma), float_dtype())
+
+def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
+             N: int, # tokens
+             start: int | Int[Array, ""] = 0, # position of the first query (keys always start at 0)
+             n: int | None = None, # queries (default N)
+            ) -> Float[Array, "H n N"]:
+    "The bias b_h(C - B) of queries C = start.. start+n-1 and keys B = 0..N-1, offsets beyond +-R sharing the last value"
+    R = pos_bias.shape[1] // 2
+    C = start + jnp.arange(N if n is None else n)
+    return pos_bias[:, jnp.clip(C[:, None] - jnp.arange(N)[None], -R, R) + R]
+
 
 # %% ../nbs/01_energy_transformer.ipynb #7c7c8646
 class EnergyTransformer(eqx.Module):
