@@ -181,6 +181,9 @@ def _resumable(train, tc, run_dir: Path | None) -> tuple[float | None, dict]:
 
 
 # ---------------------------------------------------------------------------------------------- language
+WINDOW_HEADS = {"window heads": 2, "window heads 3": 3}  # long_language methods: how many softmax heads over 64 characters
+
+
 def language_config(method: str, width: int | None = None, preset: str = "kjv_ar"):
     """(model class, model configuration, training configuration) of a language method: the shipped recipe `preset`
     (`kjv_ar` causal, `kjv_mlm` masked), at width D = `width` (H = D / 32 heads of 32, M = 4 D memories) when given;
@@ -190,8 +193,7 @@ def language_config(method: str, width: int | None = None, preset: str = "kjv_ar
     cls, mc, tc = lm_preset(preset, kjv_alphabet())
     if width: mc = replace(mc, et=replace(mc.et, D=width, H=width // 32, Y=32, M=4 * width))
     if method == "T=2" and mc.T != 2: mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
-    if method.startswith("window heads"):  # "window heads" (two of them) or "window heads 3"
-        mc = replace(mc, et=replace(mc.et, window_heads=int(method.split()[-1]) if method[-1].isdigit() else 2, rel_pos=64))
+    if method in WINDOW_HEADS: mc = replace(mc, et=replace(mc.et, window_heads=WINDOW_HEADS[method], rel_pos=64))
     if method == "matched transformer":
         cls, mc = (CausalTransformer if mc.objective == "ar" else MaskedTransformer), matched_lm(mc, L=1)
     return cls, mc, tc
@@ -216,8 +218,8 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
         previous = {k: v for k, v in read_log(resolve_checkpoint(init)).items() if k != "meta"}
         mc, meta = start.config, dict(previous=previous, init=str(init))
     methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": f"ET, T = 2, alpha {mc.alpha:g}",
-               "window heads": f"ET, T = {mc.T}, heads 0-1 softmax over the last 64 characters, the others taylor",
-               "window heads 3": f"ET, T = {mc.T}, heads 0-2 softmax over the last 64 characters, the others taylor",
+               **{m: f"ET, T = {mc.T}, heads 0-{w - 1} softmax over the last 64 characters, the others taylor"
+                  for m, w in WINDOW_HEADS.items()},
                "matched transformer": "1 transformer block, the same parameter count"}
     train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars,
                                                init=start, meta=meta, **k)
@@ -250,7 +252,7 @@ TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist"
          "language": (run_language, lambda: ["exact", "T=2", "matched transformer"]),
          "masked_language": (functools.partial(run_language, preset="kjv_mlm"), lambda: ["T=2", "matched transformer"]),
          "long_language": (functools.partial(run_language, preset="kjv_taylor"),
-                           lambda: ["exact", "window heads", "window heads 3", "matched transformer"]),
+                           lambda: ["exact", *WINDOW_HEADS, "matched transformer"]),
          "natural_image": (run_natural, lambda: list(_natural_methods(preset("natural")[0]))),
          "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
 
