@@ -181,7 +181,9 @@ def _resumable(train, tc, run_dir: Path | None) -> tuple[float | None, dict]:
 
 
 # ---------------------------------------------------------------------------------------------- language
-WINDOW_HEADS = {"window heads": 2, "window heads 3": 3}  # long_language methods: how many softmax heads over 64 characters
+# long_language methods: how many softmax heads over the last 64 characters, and a floor on the taylor heads' half-lives
+WINDOW_HEADS = {"window heads": (2, 0), "window heads 3": (3, 0), "window heads 3, half-lives >= 64": (3, 64),
+                "window heads 3, half-lives >= 256": (3, 256)}
 
 
 def language_config(method: str, width: int | None = None, preset: str = "kjv_ar"):
@@ -189,11 +191,13 @@ def language_config(method: str, width: int | None = None, preset: str = "kjv_ar
     (`kjv_ar` causal, `kjv_mlm` masked), at width D = `width` (H = D / 32 heads of 32, M = 4 D memories) when given;
     "T=2" halves the descent steps of the causal recipe and doubles alpha (the masked recipe has T = 2 already); "window
     heads" makes the first two heads of a taylor recipe softmax heads over the last 64 characters ("window heads 3": the
-    first three); the matched transformer has the ET's parameter count"""
+    first three; "half-lives >= f": the taylor heads' decays floored); the matched transformer has the ET's parameter count"""
     cls, mc, tc = lm_preset(preset, kjv_alphabet())
     if width: mc = replace(mc, et=replace(mc.et, D=width, H=width // 32, Y=32, M=4 * width))
     if method == "T=2" and mc.T != 2: mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
-    if method in WINDOW_HEADS: mc = replace(mc, et=replace(mc.et, window_heads=WINDOW_HEADS[method], rel_pos=64))
+    if method in WINDOW_HEADS:
+        w, f = WINDOW_HEADS[method]
+        mc = replace(mc, et=replace(mc.et, window_heads=w, rel_pos=64, min_half_life=f))
     if method == "matched transformer":
         cls, mc = (CausalTransformer if mc.objective == "ar" else MaskedTransformer), matched_lm(mc, L=1)
     return cls, mc, tc
@@ -219,7 +223,7 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
         mc, meta = start.config, dict(previous=previous, init=str(init))
     methods = {"exact": f"ET, T = {mc.T}, exact gradient", "T=2": f"ET, T = 2, alpha {mc.alpha:g}",
                **{m: f"ET, T = {mc.T}, heads 0-{w - 1} softmax over the last 64 characters, the others taylor"
-                  for m, w in WINDOW_HEADS.items()},
+                     + (f" with half-lives >= {f}" if f else "") for m, (w, f) in WINDOW_HEADS.items()},
                "matched transformer": "1 transformer block, the same parameter count"}
     train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars,
                                                init=start, meta=meta, **k)

@@ -64,6 +64,7 @@ class ETConfig:
     rel_pos: int = 0 # learned bias b_h(C - B) in the attention scores for offsets up to +-rel_pos (0: none)
     decay: bool = False # taylor: weigh term (C, B) by a learned gamma_h^|C - B| per head (a position signal that factorises)
     window_heads: int = 0 # taylor: heads 0..window_heads-1 are softmax attention over the keys within rel_pos positions
+    min_half_life: float = 0 # decay: every taylor head's half-life kept above this many tokens (0: no floor)
 
     def __post_init__(self):
         for name in ("D", "H", "Y", "M"):
@@ -88,12 +89,21 @@ class ETConfig:
         if not isinstance(self.decay, bool): raise ValueError(f"ETConfig.decay must be True or False, got {self.decay!r}")
         if self.decay and self.attention != "taylor":
             raise ValueError("ETConfig.decay needs taylor attention (softmax attention's position signal is rel_pos)")
+        f = self.min_half_life
+        if isinstance(f, bool) or not isinstance(f, (int, float, np.integer, np.floating)) or not 0 <= f < math.inf:
+            raise ValueError(f"ETConfig.min_half_life must be a finite number >= 0 (tokens), got {f!r}")
+        if f and not self.decay: raise ValueError("ETConfig.min_half_life needs decay=True (it bounds the decays' half-lives)")
 
     def kernel(self, causal: bool | None = None, # None: the config's own `causal`
                ) -> AbstractAttention:
         "The attention energy of these heads: `SoftmaxAttention`, `TaylorAttention`, or window heads mixed with taylor ones"
         return attention_kernel(self.attention, self.exclude_self, self.causal if causal is None else causal,
                                 self.window_heads, self.rel_pos if self.window_heads else 0)
+
+    @property
+    def gamma_floor(self) -> float:
+        "The smallest decay gamma the taylor heads may take: 2^(-1/min_half_life), 0 without a floor"
+        return 2.0 ** (-1.0 / self.min_half_life) if self.min_half_life else 0.0
 
     @property
     def beta_value(self) -> float:
@@ -132,10 +142,13 @@ def _alibi(H: int, R: int) -> Float[Array, "H R2"]:
 def decay_init(H: int, # heads
                shortest: float = 4, # half-life of the fastest-decaying head, in tokens
                longest: float = 512, # half-life of the slowest
+               floor: float = 0, # the smallest gamma allowed (`ETConfig.gamma_floor`)
               ) -> Float[Array, "H"]:
-    "Initial decay logits: gamma_h = sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h geometric from `shortest` to `longest`"
+    """Initial decay logits: gamma_h = floor + (1 - floor) sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h geometric from
+    `shortest` to `longest`"""
     gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
-    return jnp.asarray(np.log(gamma) - np.log1p(-gamma), float_dtype())
+    if not (gamma > floor).all(): raise ValueError(f"decay_init: half-lives from {shortest} must start above the floor")
+    return jnp.asarray(np.log(gamma - floor) - np.log1p(-gamma), float_dtype())
 
 def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
              N: int, # tokens
@@ -156,7 +169,7 @@ class EnergyTransformer(eqx.Module):
     Xi: Float[Array, "M D"] # Hopfield memories
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
     pos_bias: Float[Array, "H R"] | None # b_h(d), d = C - B in -rel_pos..rel_pos (None: rel_pos = 0; only the window heads')
-    decay: Float[Array, "H"] | None # logits of gamma_h = sigmoid(decay_h) (None unless config.decay; only the taylor heads')
+    decay: Float[Array, "H"] | None # logits of gamma_h (`gamma`; None unless config.decay; only the taylor heads')
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
@@ -171,9 +184,11 @@ class EnergyTransformer(eqx.Module):
         self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
         self.beta = jnp.asarray(c.beta_value, float_dtype())
         self.pos_bias = _alibi(c.window_heads or c.H, c.rel_pos) if c.rel_pos else None
-        # beside window heads (which see the last R = rel_pos tokens sharply) the decayed heads start beyond the window
-        self.decay = (decay_init(c.H - c.window_heads, *((c.rel_pos, 16 * c.rel_pos) if c.window_heads else ()))
-                      if c.decay else None)
+        # beside window heads (which see the last R = rel_pos tokens sharply) the decayed heads start beyond the window;
+        # with a floor on the half-lives, from twice the floor
+        lo = max(c.rel_pos if c.window_heads else 4, 2 * c.min_half_life)
+        self.decay = decay_init(c.H - c.window_heads, lo, 16 * lo if c.window_heads or c.min_half_life else 512,
+                                c.gamma_floor) if c.decay else None
         self.config = c
 
     def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
@@ -196,8 +211,11 @@ class EnergyTransformer(eqx.Module):
 
     @property
     def gamma(self) -> Float[Array, "H"] | None:
-        "The per-head decay gamma_h = sigmoid(decay_h), kept strictly inside (0, 1), of taylor attention with `decay=True`"
-        return None if self.decay is None else jnp.clip(jax.nn.sigmoid(self.decay), 1e-6, 1 - 1e-6)
+        """The per-head decay of taylor attention with `decay=True`: gamma_h = sigmoid(decay_h), or with a floor f on the
+        half-lives gamma_h = gamma_f + (1 - gamma_f) sigmoid(decay_h), gamma_f = 2^(-1/f); kept strictly inside (0, 1)"""
+        if self.decay is None: return None
+        f = self.config.gamma_floor
+        return jnp.clip(f + (1 - f) * jax.nn.sigmoid(self.decay) if f else jax.nn.sigmoid(self.decay), 1e-6, 1 - 1e-6)
 
     def position(self, N: int, # tokens
                  start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
