@@ -33,11 +33,11 @@ from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, 
 from .train import TrainConfig, fit, training_totals
 
 # %% auto #0
-__all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows',
+__all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'DEPTH_BUCKETS', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows',
            'kneser_ney_fill_bpc', 'lm_log_probs', 'lm_evaluator', 'fit_language_model', 'kjv_alphabet',
-           'train_language_model', 'to_alphabet', 'out_of_domain_text', 'language_quality', 'bpc_by_position',
-           'blank_accuracy', 'generation_speed', 'masked_generation_speed', 'cached_generation_speed',
-           'load_language_model', 'et_generate']
+           'train_language_model', 'to_alphabet', 'out_of_domain_text', 'language_quality', 'position_bits',
+           'bpc_by_position', 'context_gain', 'context_profile', 'blank_accuracy', 'generation_speed',
+           'masked_generation_speed', 'cached_generation_speed', 'load_language_model', 'et_generate']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -235,7 +235,8 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
                      curve_chars: int = 60_000, # the first test characters, which the training runs' evaluations score
                     ) -> dict:
     """Bits per character on the test books and on the texts of `OUT_OF_DOMAIN` (`out_of_domain`): each model, and unigram
-    and order-5 Kneser-Ney models fitted to the training books, left to right and filling masked windows from both sides"""
+    and order-5 Kneser-Ney models fitted to the training books, left to right and filling masked windows from both sides;
+    an autoregressive model's bits by context depth on the test books (`context_profile`)"""
     splits = kjv_splits()
     test = splits["test"][:n_chars] if n_chars else splits["test"]
     chars = kjv_alphabet()
@@ -260,6 +261,7 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
                          steps=(t := training_totals(logs[name]))["steps"], stages=t["stages"],
                          chars_seen=t["examples"] * m.config.N, train_seconds=round(t["train_time_s"], 1),
                          train_cpu_seconds=round(t["train_cpu_s"], 1)))  # all the runs that made the model
+        if m.config.objective == "ar": rows[-1]["context"] = context_profile(m, test)  # bits by depth, same characters
     for r in rows:
         r.update(bpc=round(float(r["bpc"]), 4), out_of_domain={k: round(float(v), 4) for k, v in r["out_of_domain"].items()})
     first = splits["test"][:curve_chars]  # the n-gram models on the training curves' test characters
@@ -274,18 +276,82 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
 @eqx.filter_jit
 def _batch_log_probs(model, ids): return jax.nn.log_softmax(jax.vmap(model.logits)(ids))
 
+def position_bits(model: eqx.Module, # an autoregressive model (CausalET or CausalTransformer)
+                  text: str, # held-out text
+                  shifts: int = 1, # staggered sets of windows: set s starts at s N // shifts
+                  batch: int = 32, # windows per forward pass
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Bits of each character after the first and its context depth there (1..N characters; 0 where a set of windows
+    does not reach it), read in `shifts` staggered sets of non-overlapping windows: two (shifts, len(text) - 1) arrays.
+    With shifts > 1 every character is predicted at several depths, so depths are compared on the same characters"""
+    if model.config.objective != "ar": raise ValueError("position_bits needs an autoregressive model")
+    N, ids = model.config.N, model.vocab.encode(text)
+    if isinstance(shifts, bool) or not isinstance(shifts, int) or not 1 <= shifts <= N:
+        raise ValueError(f"shifts must be an integer in 1..N = {N}, got {shifts!r}")
+    if len(ids) <= N: raise ValueError(f"text has {len(ids)} characters; at least N + 1 = {N + 1} are needed")
+    bits, depth = np.full((shifts, len(ids) - 1), np.nan), np.zeros((shifts, len(ids) - 1), np.int32)
+    for s in range(shifts):
+        starts = np.arange(s * N // shifts, len(ids) - N, N)
+        for st in (starts[i:i + batch] for i in range(0, len(starts), batch)):
+            w = ids[st[:, None] + np.arange(N + 1)]
+            lp = np.asarray(_batch_log_probs(model, jnp.asarray(w[:, :-1], jnp.int32)))
+            at = st[:, None] + np.arange(N)  # the predicted character's index in `text`, minus one
+            bits[s, at] = -np.take_along_axis(lp, w[:, 1:, None], -1)[..., 0] / math.log(2)
+            depth[s, at] = np.arange(1, N + 1)
+    return bits, depth
+
 def bpc_by_position(model: eqx.Module, # an autoregressive model (CausalET or CausalTransformer)
                     text: str, # held-out text
                     batch: int = 32, # windows per forward pass
+                    shifts: int = 1, # staggered sets of windows (`position_bits`)
                    ) -> np.ndarray:
-    "Bits of each next character by its position in the window (1..N characters of context): non-overlapping windows"
+    "Mean bits of the next character by its context depth 1..N in non-overlapping windows (`shifts` staggered sets)"
     if model.config.objective != "ar": raise ValueError("bpc_by_position needs an autoregressive model")
-    N, ids = model.config.N, model.vocab.encode(text)
-    win = ids[np.arange(0, len(ids) - N, N)[:, None] + np.arange(N + 1)]
-    if len(win) == 0: raise ValueError(f"text has {len(ids)} characters; at least N + 1 = {N + 1} are needed")
-    bits = [np.take_along_axis(np.asarray(_batch_log_probs(model, jnp.asarray(w[:, :-1], jnp.int32))), w[:, 1:, None], -1)[..., 0]
-            for w in (win[i:i + batch] for i in range(0, len(win), batch))]
-    return -np.concatenate(bits).mean(0) / math.log(2)
+    return _depth_means(*position_bits(model, text, shifts, batch), model.config.N)
+
+def _depth_means(bits, depth, N):
+    "Mean bits at each depth 1..N"
+    n = N + 1
+    return (np.bincount(depth.ravel(), np.nan_to_num(bits).ravel(), n) / np.maximum(np.bincount(depth.ravel(), None, n), 1))[1:]
+
+def context_gain(bits: np.ndarray, # (shifts, n) bits of each character (`position_bits`)
+                 depth: np.ndarray, # (shifts, n) its context depth there
+                 shorter: tuple[int, int], # depths lo..hi (inclusive)
+                 longer: tuple[int, int], # depths lo..hi (inclusive)
+                 block: int = 1024, # characters per block of the bootstrap
+                 draws: int = 2000, # bootstrap draws
+                 seed: int = 0,
+                ) -> dict:
+    """The mean change of a character's bits from a depth in `shorter` to one in `longer` (each its mean over the bucket),
+    over the characters predicted in both, with its standard error by a bootstrap over blocks of `block` characters"""
+    def per_char(lo, hi):
+        inside = (depth >= lo) & (depth <= hi)
+        c = inside.sum(0)
+        return np.where(c > 0, np.where(inside, bits, 0).sum(0) / np.maximum(c, 1), np.nan)
+    d = per_char(*longer) - per_char(*shorter)
+    ok = np.flatnonzero(~np.isnan(d))
+    if not len(ok): raise ValueError(f"no character is read at depths {shorter} and {longer}: use more shifts")
+    sums, counts = np.bincount(ok // block, d[ok]), np.bincount(ok // block)
+    sums, counts = sums[counts > 0], counts[counts > 0]
+    pick = np.random.default_rng(seed).integers(0, len(sums), (draws, len(sums)))
+    return dict(mean=float(d[ok].mean()), se=float((sums[pick].sum(1) / counts[pick].sum(1)).std()), chars=len(ok))
+
+DEPTH_BUCKETS = ((1, 4), (5, 16), (17, 64), (65, 128), (129, 256), (257, 512), (513, 1024), (1025, 2048), (2049, 4096))
+
+def context_profile(model: eqx.Module, # an autoregressive model
+                    text: str, # held-out text
+                    shifts: int = 8, # staggered sets of windows (`position_bits`)
+                   ) -> dict:
+    """What more context is worth on `text`: the mean bits at each depth 1..N, their means over `DEPTH_BUCKETS`, and the
+    paired gain (`context_gain`) of each bucket from 129-256 on over the bucket before, on the same characters"""
+    bits, depth = position_bits(model, text, shifts)
+    N = model.config.N
+    buckets = [(lo, min(hi, N)) for lo, hi in DEPTH_BUCKETS if lo <= N]  # the last one cut at N
+    mean = lambda lo, hi: float(np.nanmean(np.where((depth >= lo) & (depth <= hi), bits, np.nan)))
+    gains = {f"{b[0]}-{b[1]} over {a[0]}-{a[1]}": {k: round(v, 5) for k, v in context_gain(bits, depth, a, b).items()}
+             for a, b in zip(buckets[3:], buckets[4:])}
+    return dict(shifts=shifts, chars=len(text), by_depth=[round(float(x), 4) for x in _depth_means(bits, depth, N)],
+                buckets={f"{lo}-{hi}": round(mean(lo, hi), 4) for lo, hi in buckets}, gains=gains)
 
 def blank_accuracy(model: eqx.Module, # a masked model (MaskedET or MaskedTransformer)
                    text: str, # held-out text
