@@ -349,7 +349,7 @@ def context_profile(model: eqx.Module, # an autoregressive model
     buckets = [(lo, min(hi, N)) for lo, hi in DEPTH_BUCKETS if lo <= N]  # the last one cut at N
     mean = lambda lo, hi: float(np.nanmean(np.where((depth >= lo) & (depth <= hi), bits, np.nan)))
     gains = {f"{b[0]}-{b[1]} over {a[0]}-{a[1]}": {k: round(v, 5) for k, v in context_gain(bits, depth, a, b).items()}
-             for a, b in zip(buckets[3:], buckets[4:])}
+             for a, b in zip(buckets[3:], buckets[4:], strict=False)}
     return dict(shifts=shifts, chars=len(text), by_depth=[round(float(x), 4) for x in _depth_means(bits, depth, N)],
                 buckets={f"{lo}-{hi}": round(mean(lo, hi), 4) for lo, hi in buckets}, gains=gains)
 
