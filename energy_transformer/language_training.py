@@ -306,7 +306,6 @@ def bpc_by_position(model: eqx.Module, # an autoregressive model (CausalET or Ca
                     shifts: int = 1, # staggered sets of windows (`position_bits`)
                    ) -> np.ndarray:
     "Mean bits of the next character by its context depth 1..N in non-overlapping windows (`shifts` staggered sets)"
-    if model.config.objective != "ar": raise ValueError("bpc_by_position needs an autoregressive model")
     return _depth_means(*position_bits(model, text, shifts, batch), model.config.N)
 
 def _depth_means(bits, depth, N):
