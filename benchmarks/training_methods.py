@@ -146,7 +146,10 @@ def _natural_methods(mc):
     return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
             "warm": ("ET, hidden patches start from their harmonic fill; output = fill + what the descent adds", et(warm)),
             **{f"warm T={T}": (f"ET, warm start, T = {T}, alpha x {warm.T // T} (learned): more steps per CPU second",
-                               et(_fewer_steps(warm, T))) for T in (2, 4)},
+                               et(_fewer_steps(warm, T))) for T in (1, 2, 4)},
+            "warm T=2, 8 heads, 128 memories": ("ET, warm start, T = 2, twice the heads and half the memories (the same "
+                                                "parameter count)", et(_fewer_steps(replace(warm, et=replace(
+                                                    warm.et, H=8, M=128)), 2))),
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
             "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm)))}
 
@@ -196,8 +199,9 @@ def language_config(method: str, width: int | None = None, preset: str = "kjv_ar
     if width: mc = replace(mc, et=replace(mc.et, D=width, H=width // 32, Y=32, M=4 * width))
     if method == "T=2" and mc.T != 2: mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
     if method in WINDOW_HEADS:
-        w, f = WINDOW_HEADS[method]
-        mc = replace(mc, et=replace(mc.et, window_heads=w, rel_pos=64, min_half_life=f))
+        w, f = WINDOW_HEADS[method]  # the window of the shipped kjv_window recipe ("window heads 3" is that recipe)
+        mc = replace(mc, et=replace(mc.et, window_heads=w, rel_pos=lm_preset("kjv_window", mc.chars)[1].et.rel_pos,
+                                    min_half_life=f))
     if method == "matched transformer":
         cls, mc = (CausalTransformer if mc.objective == "ar" else MaskedTransformer), matched_lm(mc, L=1)
     return cls, mc, tc

@@ -240,3 +240,24 @@ def test_circulant_projection_is_a_circular_correlation():
         np.testing.assert_array_equal(W[:, 0, 1:], W[:, -1, :-1])  # ... wrapping around
         expect = np.einsum("nd,hdy->hny", np.asarray(g), W)
         np.testing.assert_allclose(circ.circulant_project(g, c, 4), expect, atol=1e-12)
+
+
+def test_methods_share_the_shipped_recipes():
+    """The benchmark's window-head methods are the shipped kjv_window recipe (floors aside); its natural-photo ETs all
+    have the parameter count its matched transformers are matched to"""
+    from dataclasses import replace
+
+    from energy_transformer.core import params_of
+    from energy_transformer.image import ImageEnergyTransformer
+    from energy_transformer.image_training import preset
+    from energy_transformer.language_training import kjv_alphabet, lm_preset
+    tm = _bench("training_methods")
+    shipped = lm_preset("kjv_window", kjv_alphabet())[1]
+    assert tm.language_config("window heads 3", None, "kjv_taylor")[1] == shipped
+    floored = tm.language_config("window heads 3, half-lives >= 64", None, "kjv_taylor")[1]
+    assert floored == replace(shipped, et=replace(shipped.et, min_half_life=64))
+    assert tm.language_config("window heads", None, "kjv_taylor")[1].et.window_heads == 2
+    target = params_of(ImageEnergyTransformer, preset("natural")[0])
+    ets = {k: m(0) for k, (_, m) in tm._natural_methods(preset("natural")[0]).items() if "transformer" not in k}
+    assert {k: m.config.et.H for k, m in ets.items()}["warm T=2, 8 heads, 128 memories"] == 8
+    assert all(params_of(ImageEnergyTransformer, m.config) == target for m in ets.values())
