@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-TRANSFORMERS = ("matched transformer", "tied transformer")  # the baselines of `training_methods.py`; others are ETs
+TRANSFORMERS = ("matched transformer", "tied transformer")  # a method named so (or so and more) is a baseline, not an ET
 TTQ_KEYS = ("method", "seconds", "description", "n_params", "steps", "steps_per_cpu_s", "train_cpu_s", "valid", "test", "curve",
             "machine")
 
@@ -55,9 +55,14 @@ def bench_time_to_quality(folder: Path) -> dict:
     return out
 
 
+def is_transformer(x: dict) -> bool:
+    "Whether a row is one of the transformer baselines (`matched transformer warm, 1 head of 64` included)"
+    return base_method(x).startswith(TRANSFORMERS)
+
+
 def _best(rows: list[dict], lower_is_better: bool) -> dict | None:
     "The ET row (not a transformer baseline) with the best validation value."
-    ets = [x for x in rows if base_method(x) not in TRANSFORMERS]
+    ets = [x for x in rows if not is_transformer(x)]
     if not ets: return None
     return (min if lower_is_better else max)(ets, key=lambda x: x["valid"])
 
@@ -91,17 +96,26 @@ def _compare(metric: str, et: float, tf: float) -> str:
     return f"{et / tf:.2f}x"
 
 
+def _matched(rows: list[dict], best: dict | None, lower_is_better: bool) -> dict | None:
+    """The matched transformer the best ET row is compared with: the best of those started as it is (warm or cold, on
+    natural photos) at its width, else at the recipe's width"""
+    if best is None: return None
+    warm = base_method(best).startswith("warm")
+    tfs = [x for x in rows if base_method(x).startswith("matched transformer") and ("warm" in base_method(x)) == warm]
+    same = [x for x in tfs if x.get("width") == best.get("width")] or [x for x in tfs if x.get("width") is None]
+    return (min if lower_is_better else max)(same, key=lambda x: x["valid"]) if same else None
+
+
 def ttq_summary(q: dict) -> list[dict]:
     """One entry per budget of a time-to-quality task (`bench.json`'s `time_to_quality[task]`): the budget, the best
-    ET row, the matched transformer's row (or None: the one at the best ET's width, else the recipe's), the comparison,
-    and the machine stamps of all its runs."""
+    ET row, the matched transformer's row (`_matched`; None if there is none), the comparison, and the machine stamps of
+    all its runs."""
     out = []
     for sec in sorted({x["seconds"] for x in q["rows"]}):
         rows = [x for x in q["rows"] if x["seconds"] == sec]
         best = _best(rows, q["lower_is_better"])
-        tfs = {x.get("width"): x for x in rows if base_method(x) == "matched transformer"}
-        tf = tfs.get((best or {}).get("width"), tfs.get(None))
-        out.append(dict(seconds=sec, best=best, transformer=tf, n_et=sum(base_method(x) not in TRANSFORMERS for x in rows),
+        tf = _matched(rows, best, q["lower_is_better"])
+        out.append(dict(seconds=sec, best=best, transformer=tf, n_et=sum(not is_transformer(x) for x in rows),
                         compare=_compare(q["metric"], best["valid"], tf["valid"]) if best and tf else None,
                         cores_used=sorted({x["machine"].get("cores_used", x["machine"]["cores"]) for x in rows}),
                         machines=[x["machine"] for x in rows]))

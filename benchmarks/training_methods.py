@@ -72,7 +72,7 @@ def _image_setup():
 
 
 def _fewer_steps(mc, T: int):
-    "The image recipe `mc` with T descent steps and alpha scaled to keep the total step alpha T (alpha is learned)"
+    "The image recipe `mc` with T descent steps and alpha scaled to keep the total step alpha T (alpha is not trained)"
     return replace(mc, T=T, alpha=mc.alpha * mc.T / T)
 
 
@@ -83,8 +83,8 @@ def _image_methods(mc):
     few = functools.partial(_fewer_steps, mc)
     return {
         "exact": (f"ET, T = {mc.T}, exact gradient (closed form + nested remat)", et(mc), [(1.0, ())]),
-        "T=2": ("ET, T = 2, alpha x 4 (learned)", et(few(2)), [(1.0, ())]),
-        "T=4": ("ET, T = 4, alpha x 2 (learned)", et(few(4)), [(1.0, ())]),
+        "T=2": ("ET, T = 2, alpha x 4 (alpha T kept)", et(few(2)), [(1.0, ())]),
+        "T=4": ("ET, T = 4, alpha x 2 (alpha T kept)", et(few(4)), [(1.0, ())]),
         "T curriculum": (f"ET, T = 2 for the first 3/4 of the steps, then T = {mc.T}", et(mc),
                          [(0.75, (("T", 2),)), (0.25, ())]),
         "truncated, then exact": (f"ET, T = {mc.T}: backprop through the last step only for 3/4 of the steps, "
@@ -137,6 +137,11 @@ def run_image(method: str, seconds: float) -> dict:
 
 
 # ----------------------------------------------------------------------------------------- natural photos
+# natural_image: ways of shaping the attention of the one-step warm ET: ETConfig fields
+T1_ATTENTION = {"attending to itself": dict(exclude_self=False), "2 heads of 32": dict(H=2, Y=32),
+                "1 head of 64": dict(H=1, Y=64), "2 heads of 32, attending to itself": dict(H=2, Y=32, exclude_self=False)}
+
+
 def _natural_methods(mc):
     """name -> (description, model maker): the natural-photo ET and its parameter-matched one-block transformer, hidden
     patches starting cold (the MASK token) or warm (the harmonic fill plus the MASK token, residual output)"""
@@ -145,21 +150,28 @@ def _natural_methods(mc):
     mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
     return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
             "warm": ("ET, hidden patches start from their harmonic fill; output = fill + what the descent adds", et(warm)),
-            **{f"warm T={T}": (f"ET, warm start, T = {T}, alpha x {warm.T // T} (learned): more steps per CPU second",
+            **{f"warm T={T}": (f"ET, warm start, T = {T}, alpha x {warm.T // T} (alpha T kept): more steps per CPU second",
                                et(_fewer_steps(warm, T))) for T in (1, 2, 4)},
             "warm T=2, 8 heads, 128 memories": ("ET, warm start, T = 2, twice the heads and half the memories (the same "
                                                 "parameter count)", et(_fewer_steps(replace(warm, et=replace(
                                                     warm.et, H=8, M=128)), 2))),
+            **{f"warm T=1, {k}": (f"ET, warm start, T = 1, {k} (the same parameter count)",
+                                  et(_fewer_steps(replace(warm, et=replace(warm.et, **v)), 1))) for k, v in T1_ATTENTION.items()},
+            "warm T=2, 1 head of 64": ("ET, warm start, T = 2, 1 head of 64 (the same parameter count)",
+                                       et(_fewer_steps(replace(warm, et=replace(warm.et, H=1, Y=64)), 2))),
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
-            "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm)))}
+            "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm))),
+            "matched transformer warm, 1 head of 64": ("1 transformer block, the same parameter count, warm start, 1 head "
+                                                       "of 64", mae(matched_mae(replace(warm, et=replace(warm.et, H=1,
+                                                                                                        Y=64)))))}
 
 
-def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8) -> dict:
-    """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate 1e-3) on crops of all the
+def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None) -> dict:
+    """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate `lr`, default 1e-3) on crops of all the
     training photos, masked MSE at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops
     once; resumable in `run_dir` like the language runs."""
     mc, task, tc = preset("natural")
-    task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3)
+    task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3 if lr is None else lr)
     desc, make = _natural_methods(mc)[method]
     data = (load_natural("train"), load_natural("valid"))
     train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, **k)
@@ -269,7 +281,7 @@ def result_path(task: str, method: str, seconds: float, out: Path = RESULTS, wid
     return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{int(seconds)}.json"
 
 
-TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"}, "natural_image": {"run_dir", "evals"}}
+TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"}, "natural_image": {"run_dir", "evals", "lr"}}
 
 
 def main(argv=None):
@@ -283,7 +295,7 @@ def main(argv=None):
     ap.add_argument("--run-dir", type=Path, help="language, natural_image: save the run there, resume it when started again")
     ap.add_argument("--evals", type=int, default=8, help="language, natural_image: evaluations during training")
     ap.add_argument("--init", help="language only: continue this shipped model or checkpoint under a new schedule")
-    ap.add_argument("--lr", type=float, help="language only: peak learning rate (default: the recipe's)")
+    ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
     ap.add_argument("--seed", type=int, help="language only: seed of the data order (default: the recipe's)")
     a = ap.parse_args(argv)
     if a.list:

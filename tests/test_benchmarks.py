@@ -261,3 +261,22 @@ def test_methods_share_the_shipped_recipes():
     ets = {k: m(0) for k, (_, m) in tm._natural_methods(preset("natural")[0]).items() if "transformer" not in k}
     assert {k: m.config.et.H for k, m in ets.items()}["warm T=2, 8 heads, 128 memories"] == 8
     assert all(params_of(ImageEnergyTransformer, m.config) == target for m in ets.values())
+
+
+def test_time_to_quality_warm_start(tmp_path):
+    """A warm-started ET is compared with the best warm-started matched transformer, a cold one with the cold
+    transformer"""
+    tq = _bench("time_to_quality")
+    for method, mse in (("warm T=1", 0.0016), ("warm T=2", 0.0017), ("matched transformer warm", 0.0014),
+                        ("matched transformer", 0.0012)):
+        _ttq_file(tmp_path, "natural_image", method, 900, mse)
+    q = tq.bench_time_to_quality(tmp_path)["natural_image"]
+    (e,) = tq.ttq_summary(q)  # the cold transformer's better number is not the warm ET's comparison
+    assert (e["best"]["method"], e["transformer"]["method"], e["n_et"], e["compare"]) == (
+        "warm T=1", "matched transformer warm", 2, "1.14x")
+    _ttq_file(tmp_path, "natural_image", "matched transformer warm, 1 head of 64", 900, 0.0013)  # the best of its kind
+    (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["natural_image"])
+    assert (e["transformer"]["method"], e["n_et"], e["compare"]) == ("matched transformer warm, 1 head of 64", 2, "1.23x")
+    _ttq_file(tmp_path, "natural_image", "cold", 900, 0.0011)
+    (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["natural_image"])
+    assert (e["best"]["method"], e["transformer"]["method"], e["n_et"]) == ("cold", "matched transformer", 3)
