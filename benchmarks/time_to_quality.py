@@ -96,12 +96,16 @@ def _compare(metric: str, et: float, tf: float) -> str:
     return f"{et / tf:.2f}x"
 
 
+def _warm(x: dict) -> bool:
+    "Whether a row's model started from a classical fill: `warm` is a word of its method's name before any comma"
+    return "warm" in base_method(x).split(",")[0].split()
+
+
 def _matched(rows: list[dict], best: dict | None, lower_is_better: bool) -> dict | None:
     """The matched transformer the best ET row is compared with: the best of those started as it is (warm or cold, on
     natural photos) at its width, else at the recipe's width"""
     if best is None: return None
-    warm = base_method(best).startswith("warm")
-    tfs = [x for x in rows if base_method(x).startswith("matched transformer") and ("warm" in base_method(x)) == warm]
+    tfs = [x for x in rows if base_method(x).startswith("matched transformer") and _warm(x) == _warm(best)]
     same = [x for x in tfs if x.get("width") == best.get("width")] or [x for x in tfs if x.get("width") is None]
     return (min if lower_is_better else max)(same, key=lambda x: x["valid"]) if same else None
 

@@ -137,9 +137,13 @@ def run_image(method: str, seconds: float) -> dict:
 
 
 # ----------------------------------------------------------------------------------------- natural photos
-# natural_image: ways of shaping the attention of the one-step warm ET: ETConfig fields
-T1_ATTENTION = {"attending to itself": dict(exclude_self=False), "2 heads of 32": dict(H=2, Y=32),
-                "1 head of 64": dict(H=1, Y=64), "2 heads of 32, attending to itself": dict(H=2, Y=32, exclude_self=False)}
+# natural_image: warm-started ETs of the recipe's parameter count, shaped otherwise: name -> (T, ETConfig fields, label)
+WARM_VARIANTS = {"warm T=2, 8 heads, 128 memories": (2, dict(H=8, M=128), "twice the heads and half the memories"),
+                 "warm T=2, 1 head of 64": (2, dict(H=1, Y=64), "1 head of 64"),
+                 **{f"warm T=1, {k}": (1, v, k) for k, v in {
+                     "attending to itself": dict(exclude_self=False), "2 heads of 32": dict(H=2, Y=32),
+                     "1 head of 64": dict(H=1, Y=64),
+                     "2 heads of 32, attending to itself": dict(H=2, Y=32, exclude_self=False)}.items()}}
 
 
 def _natural_methods(mc):
@@ -152,13 +156,9 @@ def _natural_methods(mc):
             "warm": ("ET, hidden patches start from their harmonic fill; output = fill + what the descent adds", et(warm)),
             **{f"warm T={T}": (f"ET, warm start, T = {T}, alpha x {warm.T // T} (alpha T kept): more steps per CPU second",
                                et(_fewer_steps(warm, T))) for T in (1, 2, 4)},
-            "warm T=2, 8 heads, 128 memories": ("ET, warm start, T = 2, twice the heads and half the memories (the same "
-                                                "parameter count)", et(_fewer_steps(replace(warm, et=replace(
-                                                    warm.et, H=8, M=128)), 2))),
-            **{f"warm T=1, {k}": (f"ET, warm start, T = 1, {k} (the same parameter count)",
-                                  et(_fewer_steps(replace(warm, et=replace(warm.et, **v)), 1))) for k, v in T1_ATTENTION.items()},
-            "warm T=2, 1 head of 64": ("ET, warm start, T = 2, 1 head of 64 (the same parameter count)",
-                                       et(_fewer_steps(replace(warm, et=replace(warm.et, H=1, Y=64)), 2))),
+            **{name: (f"ET, warm start, T = {T}, {label} (the same parameter count)",
+                      et(_fewer_steps(replace(warm, et=replace(warm.et, **fields)), T)))
+               for name, (T, fields, label) in WARM_VARIANTS.items()},
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
             "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm))),
             "matched transformer warm, 1 head of 64": ("1 transformer block, the same parameter count, warm start, 1 head "

@@ -259,7 +259,7 @@ def test_methods_share_the_shipped_recipes():
     assert tm.language_config("window heads", None, "kjv_taylor")[1].et.window_heads == 2
     target = params_of(ImageEnergyTransformer, preset("natural")[0])
     ets = {k: m(0) for k, (_, m) in tm._natural_methods(preset("natural")[0]).items() if "transformer" not in k}
-    assert {k: m.config.et.H for k, m in ets.items()}["warm T=2, 8 heads, 128 memories"] == 8
+    assert ets["warm T=2, 8 heads, 128 memories"].config.et.H == 8
     assert all(params_of(ImageEnergyTransformer, m.config) == target for m in ets.values())
 
 
