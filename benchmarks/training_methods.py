@@ -142,7 +142,7 @@ WARM_VARIANTS = {"warm T=2, 8 heads, 128 memories": (2, dict(H=8, M=128), "twice
                  "warm T=2, 1 head of 64": (2, dict(H=1, Y=64), "1 head of 64"),
                  **{f"warm T=1, {k}": (1, v, k) for k, v in {
                      "attending to itself": dict(exclude_self=False), "2 heads of 32": dict(H=2, Y=32),
-                     "1 head of 64": dict(H=1, Y=64),
+                     "1 head of 64": dict(H=1, Y=64), "2 heads of 64, 128 memories": dict(H=2, Y=64, M=128),
                      "2 heads of 32, attending to itself": dict(H=2, Y=32, exclude_self=False)}.items()}}
 
 
@@ -166,12 +166,14 @@ def _natural_methods(mc):
                                                                                                         Y=64)))))}
 
 
-def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None) -> dict:
-    """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate `lr`, default 1e-3) on crops of all the
-    training photos, masked MSE at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops
+def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None,
+                seed: int | None = None) -> dict:
+    """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate `lr`, default 1e-3, seed `seed`
+    of the initialisation and the data order, default the recipe's) on crops of all the training photos, masked MSE at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops
     once; resumable in `run_dir` like the language runs."""
     mc, task, tc = preset("natural")
     task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3 if lr is None else lr)
+    if seed is not None: tc = replace(tc, seed=seed)
     desc, make = _natural_methods(mc)[method]
     data = (load_natural("train"), load_natural("valid"))
     train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, **k)
@@ -277,11 +279,18 @@ TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist"
          "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
 
 
+def run_label(method: str, **options) -> str:
+    """A run's name in its file and the tables: the method, and the options given that change its training
+    (`run_label("warm T=1", lr=0.003, seed=None)` -> `warm T=1 (lr 0.003)`), so that such a run is not filed as the method's own."""
+    given = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in options.items() if v is not None)
+    return f"{method} ({given})" if given else method
+
+
 def result_path(task: str, method: str, seconds: float, out: Path = RESULTS, width: int | None = None) -> Path:
     return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{int(seconds)}.json"
 
 
-TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"}, "natural_image": {"run_dir", "evals", "lr"}}
+TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"}, "natural_image": {"run_dir", "evals", "lr", "seed"}}
 
 
 def main(argv=None):
@@ -296,7 +305,7 @@ def main(argv=None):
     ap.add_argument("--evals", type=int, default=8, help="language, natural_image: evaluations during training")
     ap.add_argument("--init", help="language only: continue this shipped model or checkpoint under a new schedule")
     ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
-    ap.add_argument("--seed", type=int, help="language only: seed of the data order (default: the recipe's)")
+    ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order (natural_image: and of the initialisation)")
     a = ap.parse_args(argv)
     if a.list:
         for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))
@@ -309,11 +318,12 @@ def main(argv=None):
         ap.error(f"--task {a.task} has no option {', '.join('--' + k.replace('_', '-') for k in wrong)}")
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
-    row = dict(task=a.task, method=a.method, seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
+    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init") if k in opts})
+    row = dict(task=a.task, method=label, seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
                steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),
                train_wall_s=round(log["train_time_s"], 1), **r,
                machine=dict(stamp, load_end=load(), run_wall_s=round(time.time() - t0, 1)))
-    path = result_path(a.task, a.method, a.seconds, Path(a.out), a.width)
+    path = result_path(a.task, label, a.seconds, Path(a.out), a.width)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(row, indent=1) + "\n")
     print(json.dumps({k: v for k, v in row.items() if k not in ("curve", "machine")}), flush=True)

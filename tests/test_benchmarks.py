@@ -263,6 +263,16 @@ def test_methods_share_the_shipped_recipes():
     assert all(params_of(ImageEnergyTransformer, m.config) == target for m in ets.values())
 
 
+def test_run_options_name_their_file():
+    "A run with its own learning rate, seed or starting model is filed apart from the method's run, and named so"
+    tm = _bench("training_methods")
+    assert tm.run_label("warm T=1", lr=None, seed=None, init=None) == "warm T=1"
+    label = tm.run_label("warm T=1", lr=0.003, seed=None)
+    assert label == "warm T=1 (lr 0.003)"
+    assert tm.result_path("natural_image", label, 900) != tm.result_path("natural_image", "warm T=1", 900)
+    assert tm.run_label("T=2", lr=None, seed=3, init="kjv_ar") == "T=2 (seed 3, init kjv_ar)"
+
+
 def test_time_to_quality_warm_start(tmp_path):
     """A warm-started ET is compared with the best warm-started matched transformer, a cold one with the cold
     transformer"""
