@@ -169,8 +169,9 @@ def _natural_methods(mc):
 def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None,
                 seed: int | None = None) -> dict:
     """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate `lr`, default 1e-3, seed `seed`
-    of the initialisation and the data order, default the recipe's) on crops of all the training photos, masked MSE at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops
-    once; resumable in `run_dir` like the language runs."""
+    of the initialisation and the data order, default the recipe's) on crops of all the training photos, masked MSE
+    at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops once;
+    resumable in `run_dir` like the language runs."""
     mc, task, tc = preset("natural")
     task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3 if lr is None else lr)
     if seed is not None: tc = replace(tc, seed=seed)
@@ -281,7 +282,8 @@ TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist"
 
 def run_label(method: str, **options) -> str:
     """A run's name in its file and the tables: the method, and the options given that change its training
-    (`run_label("warm T=1", lr=0.003, seed=None)` -> `warm T=1 (lr 0.003)`), so that such a run is not filed as the method's own."""
+    (`run_label("warm T=1", lr=0.003, seed=None)` -> `warm T=1 (lr 0.003)`), so that such a run is not filed as the
+    method's own."""
     given = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in options.items() if v is not None)
     return f"{method} ({given})" if given else method
 
@@ -290,7 +292,8 @@ def result_path(task: str, method: str, seconds: float, out: Path = RESULTS, wid
     return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{int(seconds)}.json"
 
 
-TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"}, "natural_image": {"run_dir", "evals", "lr", "seed"}}
+TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
+                "natural_image": {"run_dir", "evals", "lr", "seed"}}
 
 
 def main(argv=None):
@@ -305,7 +308,8 @@ def main(argv=None):
     ap.add_argument("--evals", type=int, default=8, help="language, natural_image: evaluations during training")
     ap.add_argument("--init", help="language only: continue this shipped model or checkpoint under a new schedule")
     ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
-    ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order (natural_image: and of the initialisation)")
+    ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order "
+                                                "(natural_image: and of the initialisation)")
     a = ap.parse_args(argv)
     if a.list:
         for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))
