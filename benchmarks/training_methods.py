@@ -283,8 +283,9 @@ TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist"
 def run_label(method: str, **options) -> str:
     """A run's name in its file and the tables: the method, and the options given that change its training
     (`run_label("warm T=1", lr=0.003, seed=None)` -> `warm T=1 (lr 0.003)`), so that such a run is not filed as the
-    method's own."""
-    given = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in options.items() if v is not None)
+    method's own. A starting model given as a path is named by its file name."""
+    name = lambda v: f"{v:g}" if isinstance(v, float) else Path(str(v)).name
+    given = ", ".join(f"{k} {name(v)}" for k, v in options.items() if v is not None)
     return f"{method} ({given})" if given else method
 
 

@@ -271,6 +271,8 @@ def test_run_options_name_their_file():
     assert label == "warm T=1 (lr 0.003)"
     assert tm.result_path("natural_image", label, 900) != tm.result_path("natural_image", "warm T=1", 900)
     assert tm.run_label("T=2", lr=None, seed=3, init="kjv_ar") == "T=2 (seed 3, init kjv_ar)"
+    path = tm.result_path("language", tm.run_label("T=2", init="/tmp/runs/run.npz"), 900, Path("/r"))
+    assert path.parent == Path("/r") and path.name == "language__T2_(init_run.npz)__900.json"
 
 
 def test_time_to_quality_warm_start(tmp_path):
