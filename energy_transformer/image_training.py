@@ -65,8 +65,9 @@ PRESETS: dict[str, tuple[ImageETConfig, ImageTaskConfig, TrainConfig]] = {
                 TrainConfig(steps=20000, batch_size=32, lr=3e-3, eval_every=1000)),
     # the shipped `natural_warm` (et-inpaint's model): hidden patches start from their harmonic fill, the output is the
     # fill plus what the descent adds; T = 2 descent steps (alpha 0.4: natural's alpha T kept), which gave the lowest
-    # validation error at equal CPU time of T = 2, 4 and 8 (T = 1, run for 900 CPU seconds only, came out a little lower
-    # there: benchmarks/results/ttq); 45,622 steps = 5,244 CPU seconds of one core at 8.7 steps
+    # validation error at equal CPU time of T = 2, 4 and 8 (T = 1 came out lower after 900 CPU seconds, but T = 1 with
+    # one head of 64, the best of those, higher after the full budget: benchmarks/results/ttq); 45,622 steps = 5,244 CPU
+    # seconds of one core at 8.7 steps
     # per second, the rate of its first 7,190 steps beside the matched transformer's run
     "natural_warm": (ImageETConfig.natural(et=ETConfig(D=64, H=4, Y=16, M=256), T=2, alpha=0.4, start="harmonic",
                                            residual=True),
