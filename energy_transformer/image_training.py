@@ -67,8 +67,7 @@ PRESETS: dict[str, tuple[ImageETConfig, ImageTaskConfig, TrainConfig]] = {
     # fill plus what the descent adds; T = 2 descent steps (alpha 0.4: natural's alpha T kept), which gave the lowest
     # validation error at equal CPU time of T = 2, 4 and 8 (T = 1 came out lower after 900 CPU seconds, but T = 1 with
     # one head of 64, the best of those, higher after the full budget: benchmarks/results/ttq); 45,622 steps = 5,244 CPU
-    # seconds of one core at 8.7 steps
-    # per second, the rate of its first 7,190 steps beside the matched transformer's run
+    # seconds of one core at 8.7 steps per second, the rate of its first 7,190 steps beside the matched transformer's run
     "natural_warm": (ImageETConfig.natural(et=ETConfig(D=64, H=4, Y=16, M=256), T=2, alpha=0.4, start="harmonic",
                                            residual=True),
                      ImageTaskConfig(data="natural", eval_size=500, final_eval_size=2000),
