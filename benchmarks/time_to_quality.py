@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-TRANSFORMERS = ("matched transformer", "tied transformer")  # a method named so (or so and more) is a baseline, not an ET
-TTQ_KEYS = ("method", "seconds", "description", "n_params", "steps", "steps_per_cpu_s", "train_cpu_s", "valid", "test", "curve",
-            "machine")
+TTQ_KEYS = ("method", "kind", "start", "seconds", "description", "n_params", "steps", "steps_per_cpu_s", "train_cpu_s",
+            "valid", "test", "curve", "machine")
+KINDS = ("ET", "transformer")  # a run file's `kind`: its model holds an Energy Transformer block, or is a transformer baseline
 
 
 def run_width(f: Path) -> int | None:
@@ -30,11 +30,13 @@ def base_method(x: dict) -> str:
 
 def read_runs(folder: Path, keys: tuple = TTQ_KEYS) -> list[dict]:
     """Every stamped run file of `folder` (files without a machine stamp are left out): its `task`, `metric`,
-    `lower_is_better` and `keys`, the method named with its width when the file name gives one, and its source."""
+    `lower_is_better` and `keys`, the method named with its width when the file name gives one, and its source.
+    A stamped file whose `kind` is not one of `KINDS` is an error."""
     out = []
     for f in sorted(Path(folder).glob("*.json")):
         r = json.loads(f.read_text())
         if "machine" not in r: continue
+        if r.get("kind") not in KINDS: raise ValueError(f"{f}: 'kind' is {r.get('kind')!r}, not one of {KINDS}")
         w = run_width(f)
         out.append({k: r.get(k) for k in ("task", "metric", "lower_is_better", *keys)}
                    | dict(method=method_label(r["method"], w), source=f"benchmarks/results/ttq/{f.name}")
@@ -56,8 +58,8 @@ def bench_time_to_quality(folder: Path) -> dict:
 
 
 def is_transformer(x: dict) -> bool:
-    "Whether a row is one of the transformer baselines (`matched transformer warm, 1 head of 64` included)"
-    return base_method(x).startswith(TRANSFORMERS)
+    "Whether a row's model is a transformer baseline (its file's `kind`), not an ET"
+    return x["kind"] == "transformer"
 
 
 def _best(rows: list[dict], lower_is_better: bool) -> dict | None:
@@ -96,16 +98,12 @@ def _compare(metric: str, et: float, tf: float) -> str:
     return f"{et / tf:.2f}x"
 
 
-def _warm(x: dict) -> bool:
-    "Whether a row's model started from a classical fill: `warm` is a word of its method's name before any comma"
-    return "warm" in base_method(x).split(",")[0].split()
-
-
 def _matched(rows: list[dict], best: dict | None, lower_is_better: bool) -> dict | None:
-    """The matched transformer the best ET row is compared with: the best of those started as it is (warm or cold, on
-    natural photos) at its width, else at the recipe's width"""
+    """The matched transformer the best ET row is compared with: the best transformer baseline whose hidden tokens
+    started as the ET's did (`start`: the MASK token or a classical fill, on images) at its width, else at the recipe's
+    width"""
     if best is None: return None
-    tfs = [x for x in rows if base_method(x).startswith("matched transformer") and _warm(x) == _warm(best)]
+    tfs = [x for x in rows if is_transformer(x) and x.get("start") == best.get("start")]
     same = [x for x in tfs if x.get("width") == best.get("width")] or [x for x in tfs if x.get("width") is None]
     return (min if lower_is_better else max)(same, key=lambda x: x["valid"]) if same else None
 

@@ -46,7 +46,7 @@ from energy_transformer.classify import (  # noqa: E402  # noqa: E402
     fit_classifier,
     matched_transformer,
 )
-from energy_transformer.core import ETConfig, count_params  # noqa: E402
+from energy_transformer.core import EnergyTransformer, ETConfig, count_params  # noqa: E402
 from energy_transformer.data import load_images, load_natural  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
@@ -289,6 +289,12 @@ def run_label(method: str, **options) -> str:
     return f"{method} ({given})" if given else method
 
 
+def model_kind(model) -> str:
+    "`ET` if the model holds an Energy Transformer block (its descent is the token mixer), else `transformer`"
+    is_et = lambda m: isinstance(m, EnergyTransformer)
+    return "ET" if any(map(is_et, jax.tree_util.tree_leaves(model, is_leaf=is_et))) else "transformer"
+
+
 def result_path(task: str, method: str, seconds: float, out: Path = RESULTS, width: int | None = None) -> Path:
     return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{int(seconds)}.json"
 
@@ -324,7 +330,8 @@ def main(argv=None):
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
     label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init") if k in opts})
-    row = dict(task=a.task, method=label, seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
+    row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),
+               seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
                steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),
                train_wall_s=round(log["train_time_s"], 1), **r,
                machine=dict(stamp, load_end=load(), run_wall_s=round(time.time() - t0, 1)))

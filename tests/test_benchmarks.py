@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("roof", "descent", "training", "training_profile", "attention", "dense", "quality", "generation")  # timed
 
@@ -113,10 +116,12 @@ def test_shipped_bench_json_renders_with_machines():
     assert all(l.rstrip(" |").rsplit("|", 1)[1].strip() for l in lines[2:])
 
 
-def _ttq_file(folder, task, method, seconds, valid, cores_used=1, metric="masked_mse", width=None, **kw):
+def _ttq_file(folder, task, method, seconds, valid, kind="ET", start=None, cores_used=1, metric="masked_mse", width=None,
+              **kw):
     m = dict(date="2026-11-25 10:00 UTC", cpu="Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", cores=2, cores_used=cores_used,
              load_start=1.0, load_end=1.5, run_wall_s=300.0)
-    row = dict(task=task, method=method, seconds=seconds, model="M", n_params=1000, steps=100, train_cpu_s=seconds,
+    row = dict(task=task, method=method, kind=kind, start=start, seconds=seconds, model="M", n_params=1000, steps=100,
+               train_cpu_s=seconds,
                train_wall_s=seconds, metric=metric, lower_is_better=True, description=f"{method} run",
                steps_per_cpu_s=[2.0], valid=valid, test=valid * 1.1, curve=[dict(step=100, cpu_s=seconds, value=valid)],
                machine=m, **kw)
@@ -128,7 +133,7 @@ def test_time_to_quality_reader(tmp_path):
     "The time-to-quality sections read every run file of a folder, keep each run's machine, and compare like with like"
     tq, report = _bench("time_to_quality"), _bench("report")
     _ttq_file(tmp_path, "image", "exact", 240, 0.02, grad_cosine={}, phases=[[1.0, {}]])
-    _ttq_file(tmp_path, "image", "matched transformer", 240, 0.025, grad_cosine={}, phases=[[1.0, {}]])
+    _ttq_file(tmp_path, "image", "matched transformer", 240, 0.025, "transformer", grad_cosine={}, phases=[[1.0, {}]])
     (tmp_path / "notes.txt").write_text("not a run")
     q = tq.bench_time_to_quality(tmp_path)
     assert list(q) == ["image"] and q["image"]["metric"] == "masked_mse" and q["image"]["lower_is_better"]
@@ -152,8 +157,9 @@ def test_time_to_quality_reader(tmp_path):
 def test_time_to_quality_widths(tmp_path):
     "A run at another width than the recipe's (`__D<width>` in its file name) is another method, compared like with like"
     tq = _bench("time_to_quality")
-    for method, width, bpc in (("T=2", None, 2.0), ("T=2", 192, 1.9), ("matched transformer", None, 1.95)):
-        _ttq_file(tmp_path, "language", method, 300, bpc, metric="bpc", width=width)
+    for method, width, bpc, kind in (("T=2", None, 2.0, "ET"), ("T=2", 192, 1.9, "ET"),
+                                     ("matched transformer", None, 1.95, "transformer")):
+        _ttq_file(tmp_path, "language", method, 300, bpc, kind, metric="bpc", width=width)
     q = tq.bench_time_to_quality(tmp_path)["language"]
     assert [(x["method"], x.get("width")) for x in q["rows"]] == [("T=2", None), ("T=2 (D = 192)", 192),
                                                                   ("matched transformer", None)]
@@ -161,7 +167,7 @@ def test_time_to_quality_widths(tmp_path):
     (e,) = tq.ttq_summary(q)  # no transformer at D = 192: the recipe's matched transformer
     assert (e["best"]["method"], e["transformer"]["method"], e["n_et"], e["compare"]) == ("T=2 (D = 192)",
                                                                                         "matched transformer", 2, "-0.050 bits")
-    _ttq_file(tmp_path, "language", "matched transformer", 300, 1.8, metric="bpc", width=192)
+    _ttq_file(tmp_path, "language", "matched transformer", 300, 1.8, "transformer", metric="bpc", width=192)
     (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["language"])  # a transformer of the best ET's width
     assert (e["transformer"]["method"], e["n_et"], e["compare"]) == ("matched transformer (D = 192)", 2, "+0.100 bits")
     md = _bench("report").table_markdown(dict(time_to_quality=dict(language=tq.bench_time_to_quality(tmp_path)["language"])))
@@ -263,6 +269,22 @@ def test_methods_share_the_shipped_recipes():
     assert all(params_of(ImageEnergyTransformer, m.config) == target for m in ets.values())
 
 
+def test_a_run_file_says_what_it_ran(tmp_path):
+    """A run file records whether its model is an ET or a transformer baseline, read from the model itself (a classifier
+    whose token mixer is a transformer stack is a transformer); a stamped file without that is refused by name"""
+    from energy_transformer.classify import ClassifierConfig, ImageClassifier
+    from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
+    from energy_transformer.image_training import preset
+    tm, tq = _bench("training_methods"), _bench("time_to_quality")
+    mc, key = preset("fashion_mnist")[0], jax.random.PRNGKey(0)
+    cc = ClassifierConfig(patch_size=7, et=tm.ETConfig(D=32, H=2, Y=8, M=512), T=2)
+    assert tm.model_kind(ImageEnergyTransformer(mc, key=key)) == tm.model_kind(ImageClassifier(cc, key=key)) == "ET"
+    assert tm.model_kind(TransformerMAE(matched_mae(mc), key=key)) == "transformer"
+    assert tm.model_kind(ImageClassifier(tm.matched_transformer(cc), key=key)) == "transformer"
+    _ttq_file(tmp_path, "image", "exact", 240, 0.02, kind=None)
+    with pytest.raises(ValueError, match=r"image__exact__240\.json: 'kind' is None"): tq.read_runs(tmp_path)
+
+
 def test_run_options_name_their_file():
     "A run with its own learning rate, seed or starting model is filed apart from the method's run, and named so"
     tm = _bench("training_methods")
@@ -277,18 +299,19 @@ def test_run_options_name_their_file():
 
 def test_time_to_quality_warm_start(tmp_path):
     """A warm-started ET is compared with the best warm-started matched transformer, a cold one with the cold
-    transformer"""
+    transformer: what a run is and how it started are its file's `kind` and `start`, whatever its name says"""
     tq = _bench("time_to_quality")
-    for method, mse in (("warm T=1", 0.0016), ("warm T=2", 0.0017), ("matched transformer warm", 0.0014),
-                        ("matched transformer", 0.0012)):
-        _ttq_file(tmp_path, "natural_image", method, 900, mse)
+    for method, mse, kind, start in (("warm T=1", 0.0016, "ET", "harmonic"), ("from the fill", 0.0017, "ET", "harmonic"),
+                                     ("matched transformer warm", 0.0014, "transformer", "harmonic"),
+                                     ("matched transformer", 0.0012, "transformer", "mask")):
+        _ttq_file(tmp_path, "natural_image", method, 900, mse, kind, start)
     q = tq.bench_time_to_quality(tmp_path)["natural_image"]
     (e,) = tq.ttq_summary(q)  # the cold transformer's better number is not the warm ET's comparison
     assert (e["best"]["method"], e["transformer"]["method"], e["n_et"], e["compare"]) == (
         "warm T=1", "matched transformer warm", 2, "1.14x")
-    _ttq_file(tmp_path, "natural_image", "matched transformer warm, 1 head of 64", 900, 0.0013)  # the best of its kind
+    _ttq_file(tmp_path, "natural_image", "wide transformer", 900, 0.0013, "transformer", "harmonic")  # the best of its kind
     (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["natural_image"])
-    assert (e["transformer"]["method"], e["n_et"], e["compare"]) == ("matched transformer warm, 1 head of 64", 2, "1.23x")
-    _ttq_file(tmp_path, "natural_image", "cold", 900, 0.0011)
+    assert (e["transformer"]["method"], e["n_et"], e["compare"]) == ("wide transformer", 2, "1.23x")
+    _ttq_file(tmp_path, "natural_image", "cold", 900, 0.0011, "ET", "mask")
     (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["natural_image"])
     assert (e["best"]["method"], e["transformer"]["method"], e["n_et"]) == ("cold", "matched transformer", 3)
