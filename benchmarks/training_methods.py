@@ -178,7 +178,7 @@ def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals:
     desc, make = _natural_methods(mc)[method]
     data = (load_natural("train"), load_natural("valid"))
     train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, **k)
-    rate, final = _resumable(train, tc, run_dir)
+    rate, final = _resumable(train, tc, run_dir, seconds)
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, **final)
     fx, fmask = eval_set(load_natural("test"), model.patcher.N, 2000, task.mask_ratio, seed=1)
     return dict(metric="masked_mse", lower_is_better=True, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
@@ -187,14 +187,20 @@ def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals:
                 curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["mse"]) for e in log["evals"]], model=model)
 
 
-def _resumable(train, tc, run_dir: Path | None) -> tuple[float | None, dict]:
-    """(rate, keywords of the final training call) of a run saved in `run_dir` and resumed from it when started again:
-    the probed rate is kept in `rate.json`, the run in `run.npz`/`run.json` (None: a run that saves nothing)"""
+def _resumable(train, tc, run_dir: Path | None, seconds: float) -> tuple[float | None, dict]:
+    """(rate, keywords of the final training call) of a run of `seconds` CPU seconds saved in `run_dir` and resumed from
+    it when started again: the probed rate and the budget are kept in `rate.json`, the run in `run.npz`/`run.json`
+    (None: a run that saves nothing). A run is resumed only with the budget its step count was planned for."""
     if run_dir is None: return None, {}
     run_dir.mkdir(parents=True, exist_ok=True)
     rate_file = run_dir / "rate.json"
-    if rate_file.is_file(): rate = json.loads(rate_file.read_text())["steps_per_cpu_s"]
-    else: rate = cpu_rate(train, tc); rate_file.write_text(json.dumps(dict(steps_per_cpu_s=rate)))
+    if rate_file.is_file():
+        saved = json.loads(rate_file.read_text())
+        if saved.get("seconds", seconds) != seconds:
+            raise SystemExit(f"{run_dir} holds a run planned for {saved['seconds']:g} CPU seconds; resume it with "
+                             f"--seconds {saved['seconds']:g}, or give another --run-dir")
+        rate = saved["steps_per_cpu_s"]
+    else: rate = cpu_rate(train, tc); rate_file.write_text(json.dumps(dict(steps_per_cpu_s=rate, seconds=seconds)))
     return rate, dict(out=run_dir, name="run", resume=True)
 
 
@@ -246,7 +252,7 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
                "matched transformer": "1 transformer block, the same parameter count"}
     train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars,
                                                init=start, meta=meta, **k)
-    rate, final = _resumable(train, tc, run_dir)
+    rate, final = _resumable(train, tc, run_dir, seconds)
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, **final)
     return dict(metric="bpc", lower_is_better=True, description=methods[method] + (f", D = {width}" if width else ""),
                 steps_per_cpu_s=[round(rate, 3)], log=log, valid=log["evals"][-1]["bpc"],

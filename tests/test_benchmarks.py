@@ -285,6 +285,16 @@ def test_a_run_file_says_what_it_ran(tmp_path):
     with pytest.raises(ValueError, match=r"image__exact__240\.json: 'kind' is None"): tq.read_runs(tmp_path)
 
 
+def test_a_run_resumes_only_with_its_own_budget(tmp_path):
+    "A saved run is resumed with the rate it probed and only with the budget its step count was planned for"
+    tm = _bench("training_methods")
+    (tmp_path / "rate.json").write_text(json.dumps(dict(steps_per_cpu_s=12.5, seconds=900)))
+    probe = lambda *a, **k: pytest.fail("a saved run's rate is not probed again")
+    assert tm._resumable(probe, None, tmp_path, 900) == (12.5, dict(out=tmp_path, name="run", resume=True))
+    with pytest.raises(SystemExit, match="planned for 900 CPU seconds; resume it with --seconds 900"):
+        tm._resumable(probe, None, tmp_path, 5049)
+
+
 def test_run_options_name_their_file():
     "A run with its own learning rate, seed or starting model is filed apart from the method's run, and named so"
     tm = _bench("training_methods")
