@@ -426,6 +426,7 @@ class MAEConfig(PatchGeometry):
     repeat: int = 1  # passes through the L blocks (weights shared): L x repeat layers of compute, L of parameters
     start: str = "mask"  # hidden tokens start as the MASK token or ("harmonic") as its sum with their harmonic fill's embedding
     residual: bool = False  # hidden pixels = start fill + output(x_L) - output(x_0)
+    tied_values: bool = False  # blocks without value and output projections (`TransformerBlock(tied=True)`)
 
     def __post_init__(self):
         self._check_geometry()
@@ -460,7 +461,7 @@ class TransformerMAE(AbstractImageModel):
         ke, kt, kd = jax.random.split(key, 3)
         c = config
         self.embed, self.decoder = ImageEmbedding(c, c.D, key=ke), PatchDecoder(c.D, c.Z, key=kd)
-        self.blocks, self.ln = core.transformer_blocks(c.L, c.D, c.H, c.Y, c.M, key=kt), eqx.nn.LayerNorm(c.D)
+        self.blocks, self.ln = core.transformer_blocks(c.L, c.D, c.H, c.Y, c.M, key=kt, tied=c.tied_values), eqx.nn.LayerNorm(c.D)
         self.config = c
 
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
@@ -491,8 +492,9 @@ class TransformerMAE(AbstractImageModel):
 # %% ../nbs/02_image_inpainting.ipynb #d2efbfaa
 def matched_mae(cfg: ImageETConfig,  # the image ET's configuration
                 L: int = 1,  # transformer blocks
+                tied_values: bool = False,  # blocks without value and output projections: a wider MLP
                 ) -> MAEConfig:
     "An L-block `TransformerMAE` (same image, patches, D, H, Y) whose MLP width M gives the ET's parameter count."
-    with_M = lambda M: MAEConfig(**{**MAEConfig.like(cfg).to_dict(), "L": L, "M": M})
+    with_M = lambda M: MAEConfig(**{**MAEConfig.like(cfg).to_dict(), "L": L, "M": M, "tied_values": tied_values})
     target = core.params_of(ImageEnergyTransformer, cfg)
     return with_M(core.matching_width(lambda M: core.params_of(TransformerMAE, with_M(M)), target))

@@ -107,3 +107,15 @@ def test_a_warm_model_round_trips_through_a_checkpoint(tmp_path):
     image, mask = _example(3)
     fill_in = eqx.filter_jit(lambda m, image, mask: m(image, mask)[0])
     np.testing.assert_array_equal(np.asarray(fill_in(back, image, mask)), np.asarray(fill_in(model, image, mask)))
+
+
+def test_a_tied_transformer_round_trips_through_a_checkpoint(tmp_path):
+    "A transformer without value and output projections saves and loads as one (its config says so)"
+    model = TransformerMAE(MAEConfig(image_shape=(3, 28, 28), patch_size=PT.p, D=32, H=2, Y=8, M=48, L=1, tied_values=True),
+                           key=jax.random.key(3))
+    assert model.blocks[0].Wv is None and model.blocks[0].Wo is None
+    back = load_checkpoint(save_checkpoint(tmp_path / "tied.npz", model), TransformerMAE)
+    assert back.config.tied_values and back.blocks[0].Wv is None
+    image, mask = _example(4)
+    np.testing.assert_array_equal(np.asarray(eqx.filter_jit(lambda m: m(image, mask))(back)),
+                                  np.asarray(eqx.filter_jit(lambda m: m(image, mask))(model)))
