@@ -164,9 +164,10 @@ def _natural_methods(mc):
             "matched transformer warm, 1 head of 64": ("1 transformer block, the same parameter count, warm start, 1 head "
                                                        "of 64", mae(matched_mae(replace(warm, et=replace(warm.et, H=1,
                                                                                                         Y=64))))),
-            "matched transformer warm, values tied": ("1 transformer block, the same parameter count, warm start, values = "
-                                                      "keys and output = queries' projection transposed as in an energy "
-                                                      "step, the MLP wider", mae(matched_mae(warm, tied_values=True)))}
+            **{f"matched transformer warm, {label}values tied": (
+                f"1 transformer block, the same parameter count, warm start, {label}values = keys and output = queries' "
+                "projection transposed as in an energy step, the MLP wider", mae(matched_mae(c, tied_values=True)))
+               for label, c in (("", warm), ("1 head of 64, ", replace(warm, et=replace(warm.et, H=1, Y=64))))}}
 
 
 def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None,
