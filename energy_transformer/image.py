@@ -426,7 +426,7 @@ class MAEConfig(PatchGeometry):
     repeat: int = 1  # passes through the L blocks (weights shared): L x repeat layers of compute, L of parameters
     start: str = "mask"  # hidden tokens start as the MASK token or ("harmonic") as its sum with their harmonic fill's embedding
     residual: bool = False  # hidden pixels = start fill + output(x_L) - output(x_0)
-    tied_values: bool = False  # blocks without value and output projections (`TransformerBlock(tied=True)`)
+    tied_values: bool = False  # blocks without value and output projections (`TransformerBlock(tied_values=True)`)
 
     def __post_init__(self):
         self._check_geometry()
@@ -458,11 +458,10 @@ class TransformerMAE(AbstractImageModel):
     config: MAEConfig = eqx.field(static=True)
 
     def __init__(self, config: MAEConfig, *, key: PRNGKeyArray):
-        ke, kt, kd = jax.random.split(key, 3)
-        c = config
+        (ke, kt, kd), c = jax.random.split(key, 3), config
         self.embed, self.decoder = ImageEmbedding(c, c.D, key=ke), PatchDecoder(c.D, c.Z, key=kd)
-        self.blocks, self.ln = core.transformer_blocks(c.L, c.D, c.H, c.Y, c.M, key=kt, tied=c.tied_values), eqx.nn.LayerNorm(c.D)
-        self.config = c
+        self.blocks = core.transformer_blocks(c.L, c.D, c.H, c.Y, c.M, key=kt, tied_values=c.tied_values)
+        self.ln, self.config = eqx.nn.LayerNorm(c.D), c
 
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
         "The final layer norm"

@@ -27,34 +27,34 @@ class TransformerBlock(eqx.Module):
     ln2: eqx.nn.LayerNorm # before the MLP
     Wq: Float[Array, "H D Y"] # queries
     Wk: Float[Array, "H D Y"] # keys
-    Wv: Float[Array, "H D Y"] | None # values (None: tied, the keys are the values)
-    Wo: Float[Array, "H Y D"] | None # output projection (None: tied, the queries' projection transposed)
+    Wv: Float[Array, "H D Y"] | None # values (None: `tied_values`, the keys are the values)
+    Wo: Float[Array, "H Y D"] | None # output projection (None: `tied_values`, the queries' projection transposed)
     W1: Float[Array, "D M"] # MLP in
     b1: Float[Array, "M"]
     W2: Float[Array, "M D"] # MLP out
     b2: Float[Array, "D"]
     causal: bool = eqx.field(static=True) # token C attends only to B <= C (a decoder block)
-    tied: bool = eqx.field(static=True) # values are the keys and the output projection is W_Q transposed
+    tied_values: bool = eqx.field(static=True) # values are the keys and the output projection is W_Q transposed
 
     def __init__(self, D: int, H: int, Y: int, M: int, # token dim, heads, head dim, MLP hidden
                  *, key: PRNGKeyArray,
                  causal: bool = False, # mask attention to earlier tokens
-                 tied: bool = False): # no value and output projections: an energy step's attention update (query side)
+                 tied_values: bool = False): # no value and output projections: an energy step's attention update (query side)
         ks = jax.random.split(check_key(key), 6)
         n = lambda k, shape, fan_in: jax.random.normal(k, shape, float_dtype()) / math.sqrt(fan_in)
         self.ln1, self.ln2 = eqx.nn.LayerNorm(D), eqx.nn.LayerNorm(D)
         self.Wq, self.Wk = n(ks[0], (H, D, Y), D), n(ks[1], (H, D, Y), D)
-        self.Wv, self.Wo = (None, None) if tied else (n(ks[2], (H, D, Y), D), n(ks[3], (H, Y, D), H * Y))
+        self.Wv, self.Wo = (None, None) if tied_values else (n(ks[2], (H, D, Y), D), n(ks[3], (H, Y, D), H * Y))
         self.W1, self.b1 = n(ks[4], (D, M), D), jnp.zeros((M,), float_dtype())
         self.W2, self.b2 = n(ks[5], (M, D), M), jnp.zeros((D,), float_dtype())
-        self.causal, self.tied = bool(causal), bool(tied)
+        self.causal, self.tied_values = bool(causal), bool(tied_values)
 
     def __call__(self, x: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "The block's output for one token set: the residual stream plus the attention and MLP updates"
         x = check_tokens(x, self.Wq.shape[1], "TransformerBlock: x")
         h = jax.vmap(self.ln1)(x)
         q, k = (jnp.einsum("nd,hdy->hny", h, W) for W in (self.Wq, self.Wk))
-        v, Wo = (k, jnp.swapaxes(self.Wq, 1, 2)) if self.tied else (jnp.einsum("nd,hdy->hny", h, self.Wv), self.Wo)
+        v, Wo = (k, jnp.swapaxes(self.Wq, 1, 2)) if self.tied_values else (jnp.einsum("nd,hdy->hny", h, self.Wv), self.Wo)
         s = jnp.einsum("hcy,hby->hcb", q, k) / math.sqrt(q.shape[-1])
         if self.causal: s = jnp.where(np.tril(np.ones((x.shape[0],) * 2, bool)), s, -jnp.inf)
         att = jax.nn.softmax(s, axis=-1)
@@ -63,9 +63,9 @@ class TransformerBlock(eqx.Module):
         return x + jax.nn.gelu(h @ self.W1 + self.b1) @ self.W2 + self.b2
 
 def transformer_blocks(L: int, D: int, H: int, Y: int, M: int, # blocks, token dim, heads, head dim, MLP hidden
-                       *, key: PRNGKeyArray, causal: bool = False, tied: bool = False) -> tuple[TransformerBlock, ...]:
+                       *, key: PRNGKeyArray, causal: bool = False, tied_values: bool = False) -> tuple[TransformerBlock, ...]:
     "L blocks with their own weights: the token mixer of every transformer baseline (apply with `apply_blocks`)"
-    return tuple(TransformerBlock(D, H, Y, M, key=k, causal=causal, tied=tied) for k in jax.random.split(key, L))
+    return tuple(TransformerBlock(D, H, Y, M, key=k, causal=causal, tied_values=tied_values) for k in jax.random.split(key, L))
 
 def apply_blocks(blocks, x: Float[Array, "N D"], *, remat: bool = False) -> Float[Array, "N D"]:
     "x through the blocks in turn; with remat each block is checkpointed (less training memory)"
