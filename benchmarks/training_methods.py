@@ -150,6 +150,7 @@ def _natural_methods(mc):
     """name -> (description, model maker): the natural-photo ET and its parameter-matched one-block transformer, hidden
     patches starting cold (the MASK token) or warm (the harmonic fill plus the MASK token, residual output)"""
     warm = replace(mc, start="harmonic", residual=True)
+    head64 = replace(warm, et=replace(warm.et, H=1, Y=64))  # the warm recipe with one head of 64 (the same parameters)
     et = lambda c: (lambda seed: ImageEnergyTransformer(c, key=jax.random.PRNGKey(seed)))
     mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
     return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
@@ -162,12 +163,11 @@ def _natural_methods(mc):
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
             "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm))),
             "matched transformer warm, 1 head of 64": ("1 transformer block, the same parameter count, warm start, 1 head "
-                                                       "of 64", mae(matched_mae(replace(warm, et=replace(warm.et, H=1,
-                                                                                                        Y=64))))),
+                                                       "of 64", mae(matched_mae(head64))),
             **{f"matched transformer warm, {label}values tied": (
                 f"1 transformer block, the same parameter count, warm start, {label}values = keys and output = queries' "
                 "projection transposed as in an energy step, the MLP wider", mae(matched_mae(c, tied_values=True)))
-               for label, c in (("", warm), ("1 head of 64, ", replace(warm, et=replace(warm.et, H=1, Y=64))))}}
+               for label, c in (("", warm), ("1 head of 64, ", head64))}}
 
 
 def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None,
