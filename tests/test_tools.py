@@ -439,7 +439,7 @@ def test_browser_test_passes_then_names_page_and_problems(site, tmp_path):
     home.write_text(re.sub(r'<img\s+src="index_files/[0-9a-f]+\.png"[^>]*>', "", home.read_text()))   # no figure
     r = run("--search", "nonexistentword")
     assert r.returncode == 1
-    assert "browser test: 3 pages, 2 failed" in r.stdout
+    assert "browser test: 3 pages, 2 failed" in r.stdout, r.stdout + r.stderr
     err = r.stderr
     assert "topic.html: image did not load: missing.png" in err
     assert "topic.html: raw display math '$$'" in err and "topic.html: a fenced-div marker ':::'" in err

@@ -57,6 +57,7 @@ FIRST_SCREEN = (1280, 800)   # the home page's first screen must show an image (
 MIN_FIGURE = (120, 60)
 MAX_SHOT_H = 30000
 PHONE = 390
+SETTLE_S, LAYOUT_S = 10.0, 3.0   # how long late images, and the layout after a resize, may take
 SEARCH_QUERY = "Lagrangian"
 SEARCH_EXPECT = r"energy_transformer\.html#(energylayernorm|[a-z0-9.-]*layer-norm[a-z0-9.-]*)$"
 RE_ID = re.compile(r"""\bid=["']([^"']+)["']""")
@@ -235,6 +236,15 @@ def screenshot(driver, path: Path, width: int):
     path.write_bytes(base64.b64decode(res["data"]))
 
 
+def wait_for(probe, ok, seconds: float):
+    "Call `probe` until `ok` holds of what it returns or `seconds` have passed; return its last answer."
+    t0 = time.time()
+    while True:
+        got = probe()
+        if ok(got) or time.time() - t0 > seconds: return got
+        time.sleep(0.05)
+
+
 @functools.cache
 def page_ids(path: Path) -> frozenset:
     "The ids of the elements of a page of the site (as written by the build; the site's script adds none)."
@@ -262,10 +272,8 @@ def check_first_screen(driver, base: str, width: int, height: int) -> list[str]:
                            {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
     try:
         driver.get(base + "index.html")
-        for _ in range(40):   # images load after the page
-            if driver.execute_script(JS_FIRST_SCREEN_IMAGES, *MIN_FIGURE): break
-            time.sleep(0.05)
-        found = driver.execute_script(JS_FIRST_SCREEN_IMAGES, *MIN_FIGURE)
+        found = wait_for(lambda: driver.execute_script(JS_FIRST_SCREEN_IMAGES, *MIN_FIGURE), bool,
+                         SETTLE_S)   # images load after the page
         inner = driver.execute_script("return [innerWidth, innerHeight]")
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -281,8 +289,8 @@ def check_home(driver, base: str, docs: Path, width: int, height: int, query: st
     probs = check_first_screen(driver, base, width, height)
     driver.get(base + "index.html")
     driver.set_window_size(PHONE, height)
-    time.sleep(0.3)
-    state = driver.execute_script(JS_SIDEBAR_STATE)
+    state = wait_for(lambda: driver.execute_script(JS_SIDEBAR_STATE), lambda st: st is None or not st["visible"],
+                     LAYOUT_S)
     if state is None: probs.append("no sidebar (#sidebar)")
     elif state["visible"]: probs.append(f"the sidebar is not collapsed at {PHONE} px")
     else:
@@ -290,8 +298,7 @@ def check_home(driver, base: str, docs: Path, width: int, height: int, query: st
         if not btns or not btns[0].is_displayed(): probs.append(f"no sidebar toggle at {PHONE} px")
         else:
             btns[0].click()
-            time.sleep(0.4)
-            if not driver.execute_script(JS_SIDEBAR_STATE)["visible"]:
+            if not wait_for(lambda: driver.execute_script(JS_SIDEBAR_STATE)["visible"], bool, LAYOUT_S):
                 probs.append("the sidebar toggle does not show the sidebar")
     driver.set_window_size(width, height)
     driver.get(base + "index.html")
@@ -327,11 +334,8 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     except Exception as e:  # timeout
         mj = None
         probs.append(f"MathJax did not finish typesetting ({type(e).__name__})")
-    # images: give late ones a moment, then report those that did not load
-    for _ in range(40):
-        bad = driver.execute_script(JS_IMAGES)
-        if not bad: break
-        time.sleep(0.05)
+    # images: give late ones time (a loaded machine serves slowly), then report those that did not load
+    bad = wait_for(lambda: driver.execute_script(JS_IMAGES), lambda b: not b, SETTLE_S)
     for src in bad: probs.append(f"image did not load: {src}")
     m = driver.execute_script(JS_MATH)
     if m["pandocMath"] and mj == "none": probs.append(f"{m['pandocMath']} math elements but no MathJax on the page")
@@ -360,7 +364,7 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     # a phone: nothing may stick out on the right
     driver.set_window_size(PHONE, height)
     time.sleep(0.3)
-    o = driver.execute_script(JS_OVERFLOW)
+    o = wait_for(lambda: driver.execute_script(JS_OVERFLOW), lambda o: o["over"] <= 0, LAYOUT_S)
     if o["over"] > 0:
         probs.append(f"scrolls sideways at {PHONE} px ({o['over']} px too wide): " + ", ".join(o["culprits"]))
     screenshot(driver, shot.with_name(shot.stem + f"__{PHONE}px.png"), PHONE)
