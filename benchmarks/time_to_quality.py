@@ -23,11 +23,6 @@ def method_label(method: str, width: int | None) -> str:
     return f"{method} (D = {width})" if width else method
 
 
-def base_method(x: dict) -> str:
-    "A row's method without its width (`T=2 (D = 192)` -> `T=2`)."
-    return x["method"].split(" (D = ")[0]
-
-
 def read_runs(folder: Path, keys: tuple = TTQ_KEYS) -> list[dict]:
     """Every stamped run file of `folder` (files without a machine stamp are left out): its `task`, `metric`,
     `lower_is_better` and `keys`, the method named with its width when the file name gives one, and its source.
