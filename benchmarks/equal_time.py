@@ -27,15 +27,19 @@ def cpu_rate(train, tc, seconds: float = 10.0) -> float:
     return probe(n, max(10, n // 10))
 
 
-def train_for_seconds(train, tc, seconds: float, rate: float | None = None, evals: int = 8, **final):
+def train_for_seconds(train, tc, seconds: float, rate: float | None = None, evals: int = 8, steps: int | None = None,
+                      **final):
     """Train a fresh model with a full learning-rate schedule of as many steps as fit in `seconds` of CPU time (all
     threads of this process, as `time.process_time` counts them), evaluated at `evals` points. The throughput is
-    measured by `cpu_rate` unless given. `final` goes to the training call only, not to the probes (for example
-    `out=..., resume=True`: a run that saves and resumes). Returns (model, log, steps per CPU second)."""
-    rate = cpu_rate(train, tc) if rate is None else rate
-    steps = max(16, int(seconds * rate))
+    measured by `cpu_rate` unless given. `steps` given: exactly that many steps instead, whatever they cost (an
+    equal-steps comparison; no throughput probe). `final` goes to the training call only, not to the probes (for
+    example `out=..., resume=True`: a run that saves and resumes). Returns (model, log, steps per CPU second; for a
+    run of given `steps`, as its training measured it)."""
+    if steps is None:
+        rate = cpu_rate(train, tc) if rate is None else rate
+        steps = max(16, int(seconds * rate))
     model, log = train(replace(tc, steps=steps, eval_every=max(1, steps // evals), log_every=max(1, steps // 40)), **final)
-    return model, log, rate
+    return model, log, rate or steps / log["train_cpu_s"]
 
 
 def load() -> float:

@@ -16,6 +16,8 @@ the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluati
 - classification: Fashion-MNIST, the shipped classifier's recipe; validation accuracy during training, test
   accuracy at the end.
 Writes results/ttq/<task>__<method>__<seconds>.json with the machine it ran on; `benchmarks/run.py` collects them.
+`--steps N` (natural_image) trains exactly N steps instead, whatever they cost, for a comparison at equal steps:
+results/equal_steps/<task>__<method>__<N>steps.json, not part of the equal-time tables.
 """
 from __future__ import annotations
 
@@ -171,19 +173,20 @@ def _natural_methods(mc):
 
 
 def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None,
-                seed: int | None = None) -> dict:
+                seed: int | None = None, steps: int | None = None) -> dict:
     """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate `lr`, default 1e-3, seed `seed`
     of the initialisation and the data order, default the recipe's) on crops of all the training photos, masked MSE
     at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops once;
-    resumable in `run_dir` like the language runs."""
+    resumable in `run_dir` like the language runs. `steps` given: exactly that many training steps instead of as many
+    as fit in `seconds` (an equal-steps comparison)."""
     mc, task, tc = preset("natural")
     task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3 if lr is None else lr)
     if seed is not None: tc = replace(tc, seed=seed)
     desc, make = _natural_methods(mc)[method]
     data = (load_natural("train"), load_natural("valid"))
     train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, **k)
-    rate, final = _resumable(train, tc, run_dir, seconds)
-    model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, **final)
+    rate, final = _resumable(train, tc, run_dir, seconds, steps)
+    model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     fx, fmask = eval_set(load_natural("test"), model.patcher.N, 2000, task.mask_ratio, seed=1)
     return dict(metric="masked_mse", lower_is_better=True, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
                 valid=log["final"]["model"]["mse"], test=float(evaluate(model, fx, fmask)["mse"]),
@@ -191,20 +194,25 @@ def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals:
                 curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["mse"]) for e in log["evals"]], model=model)
 
 
-def _resumable(train, tc, run_dir: Path | None, seconds: float) -> tuple[float | None, dict]:
-    """(rate, keywords of the final training call) of a run of `seconds` CPU seconds saved in `run_dir` and resumed from
-    it when started again: the probed rate and the budget are kept in `rate.json`, the run in `run.npz`/`run.json`
-    (None: a run that saves nothing). A run is resumed only with the budget its step count was planned for."""
+def _resumable(train, tc, run_dir: Path | None, seconds: float, steps: int | None = None) -> tuple[float | None, dict]:
+    """(rate, keywords of the final training call) of a run of `seconds` CPU seconds (or of `steps` steps) saved in
+    `run_dir` and resumed from it when started again: the probed rate (none for a run of given steps) and the budget
+    are kept in `rate.json`, the run in `run.npz`/`run.json` (None: a run that saves nothing). A run is resumed only
+    with the budget its step count was planned for."""
     if run_dir is None: return None, {}
     run_dir.mkdir(parents=True, exist_ok=True)
-    rate_file = run_dir / "rate.json"
+    rate_file, plan = run_dir / "rate.json", dict(seconds=seconds) if steps is None else dict(steps=steps)
     if rate_file.is_file():
         saved = json.loads(rate_file.read_text())
-        if saved.get("seconds", seconds) != seconds:
-            raise SystemExit(f"{run_dir} holds a run planned for {saved['seconds']:g} CPU seconds; resume it with "
-                             f"--seconds {saved['seconds']:g}, or give another --run-dir")
-        rate = saved["steps_per_cpu_s"]
-    else: rate = cpu_rate(train, tc); rate_file.write_text(json.dumps(dict(steps_per_cpu_s=rate, seconds=seconds)))
+        was = dict(steps=saved["steps"]) if "steps" in saved else dict(seconds=saved.get("seconds", seconds))
+        if was != plan:
+            (k, v), = was.items()
+            raise SystemExit(f"{run_dir} holds a run planned for {v:g} {'CPU seconds' if k == 'seconds' else k}; resume "
+                             f"it with --{k} {v:g}, or give another --run-dir")
+        rate = saved.get("steps_per_cpu_s")
+    else:
+        rate = cpu_rate(train, tc) if steps is None else None
+        rate_file.write_text(json.dumps(dict(steps_per_cpu_s=rate, **plan)))
     return rate, dict(out=run_dir, name="run", resume=True)
 
 
@@ -305,12 +313,15 @@ def model_kind(model) -> str:
     return "ET" if any(map(is_et, jax.tree_util.tree_leaves(model, is_leaf=is_et))) else "transformer"
 
 
-def result_path(task: str, method: str, seconds: float, out: Path = RESULTS, width: int | None = None) -> Path:
-    return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{int(seconds)}.json"
+def result_path(task: str, method: str, seconds: float | None, out: Path = RESULTS, width: int | None = None,
+                steps: int | None = None) -> Path:
+    "results/<task>__<method>[__D<width>]__<seconds>.json, or __<steps>steps.json for a run of given steps"
+    budget = f"{steps}steps" if steps else f"{int(seconds)}"
+    return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{budget}.json"
 
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
-                "natural_image": {"run_dir", "evals", "lr", "seed"}}
+                "natural_image": {"run_dir", "evals", "lr", "seed", "steps"}}
 
 
 def main(argv=None):
@@ -318,7 +329,7 @@ def main(argv=None):
     ap.add_argument("--task", choices=sorted(TASKS))
     ap.add_argument("--method", help="see --list")
     ap.add_argument("--seconds", type=float, default=240, help="CPU seconds of training")
-    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--out", help="folder of the result file (default results/ttq/, results/equal_steps/ with --steps)")
     ap.add_argument("--list", action="store_true", help="print the methods of each task")
     ap.add_argument("--width", type=int, help="language only: the ET's width D (H = D / 32, M = 4 D)")
     ap.add_argument("--run-dir", type=Path, help="language, natural_image: save the run there, resume it when started again")
@@ -327,6 +338,8 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
     ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order "
                                                 "(natural_image: and of the initialisation)")
+    ap.add_argument("--steps", type=int, help="natural_image only: train exactly this many steps, not as many as fit in "
+                                              "--seconds (an equal-steps comparison; written to results/equal_steps/)")
     a = ap.parse_args(argv)
     if a.list:
         for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))
@@ -340,12 +353,14 @@ def main(argv=None):
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
     label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init") if k in opts})
+    seconds = None if a.steps else a.seconds   # a run of given steps has no CPU budget
     row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),
-               seconds=a.seconds, model=type(model).__name__, n_params=count_params(model),
+               seconds=seconds, model=type(model).__name__, n_params=count_params(model),
                steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),
                train_wall_s=round(log["train_time_s"], 1), **r,
                machine=dict(stamp, load_end=load(), run_wall_s=round(time.time() - t0, 1)))
-    path = result_path(a.task, label, a.seconds, Path(a.out), a.width)
+    path = result_path(a.task, label, seconds, Path(a.out) if a.out else RESULTS.parent / "equal_steps" if a.steps
+                       else RESULTS, a.width, a.steps)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(row, indent=1) + "\n")
     print(json.dumps({k: v for k, v in row.items() if k not in ("curve", "machine")}), flush=True)

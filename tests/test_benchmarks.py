@@ -10,6 +10,8 @@ from pathlib import Path
 import jax
 import pytest
 
+from energy_transformer.train import TrainConfig
+
 ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("roof", "descent", "training", "training_profile", "attention", "dense", "quality", "generation")  # timed
 
@@ -293,6 +295,28 @@ def test_a_run_resumes_only_with_its_own_budget(tmp_path):
     assert tm._resumable(probe, None, tmp_path, 900) == (12.5, dict(out=tmp_path, name="run", resume=True))
     with pytest.raises(SystemExit, match="planned for 900 CPU seconds; resume it with --seconds 900"):
         tm._resumable(probe, None, tmp_path, 5049)
+    with pytest.raises(SystemExit, match="planned for 900 CPU seconds"):
+        tm._resumable(probe, None, tmp_path, 900, steps=1000)
+
+
+def test_a_run_of_given_steps_trains_exactly_them(tmp_path):
+    """`--steps`: no throughput probe, exactly that many steps, its rate as its training measured it; its plan is
+    saved, and neither a run of given steps nor a run of given seconds resumes under the other's plan"""
+    tm, eq = _bench("training_methods"), _bench("equal_time")
+    probe = lambda *a, **k: pytest.fail("a run of given steps probes no throughput")
+    seen = []
+    train = lambda tc, **k: (seen.append((tc.steps, k)), ("model", dict(train_cpu_s=4.0)))[1]
+    model, log, rate = eq.train_for_seconds(train, TrainConfig(steps=3), 900, evals=4, steps=1000, resume=True)
+    assert seen == [(1000, dict(resume=True))] and rate == 250.0
+    assert tm._resumable(probe, None, tmp_path, 900, steps=1000) == (None, dict(out=tmp_path, name="run", resume=True))
+    assert json.loads((tmp_path / "rate.json").read_text()) == dict(steps_per_cpu_s=None, steps=1000)
+    assert tm._resumable(probe, None, tmp_path, 240, steps=1000)[0] is None          # seconds do not matter to it
+    with pytest.raises(SystemExit, match="planned for 1000 steps; resume it with --steps 1000"):
+        tm._resumable(probe, None, tmp_path, 900, steps=2000)
+    with pytest.raises(SystemExit, match="planned for 1000 steps"):
+        tm._resumable(probe, None, tmp_path, 900)
+    assert tm.result_path("natural_image", "warm T=2", None, Path("/r"), steps=1000).name == \
+        "natural_image__warm_T2__1000steps.json"
 
 
 def test_run_options_name_their_file():
