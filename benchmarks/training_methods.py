@@ -345,6 +345,7 @@ def main(argv=None):
         for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))
         return
     run, names = TASKS[a.task]
+    if a.steps is not None and a.steps < 1: ap.error(f"--steps must be at least 1, got {a.steps}")
     if a.method not in names(): ap.error(f"unknown method {a.method!r} for {a.task}; choose from {names()}")
     stamp, t0 = machine(), time.time()
     opts = TASK_OPTIONS.get("language" if a.task.endswith("language") else a.task, set())

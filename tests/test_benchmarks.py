@@ -319,6 +319,16 @@ def test_a_run_of_given_steps_trains_exactly_them(tmp_path):
         "natural_image__warm_T2__1000steps.json"
 
 
+def test_steps_is_checked_before_any_training(capsys):
+    "`--steps` below 1, or for a task without it, stops with one line naming it"
+    tm = _bench("training_methods")
+    for argv, says in ((["--task", "natural_image", "--method", "warm", "--steps", "0"], "--steps must be at least 1, got 0"),
+                       (["--task", "image", "--method", "exact", "--steps", "5"], "--task image has no option --steps")):
+        with pytest.raises(SystemExit):
+            tm.main(argv)
+        assert says in capsys.readouterr().err
+
+
 def test_run_options_name_their_file():
     "A run with its own learning rate, seed or starting model is filed apart from the method's run, and named so"
     tm = _bench("training_methods")
