@@ -44,7 +44,8 @@ from recall_generation import bench_dense, bench_generation  # noqa: E402
 from report import GOALS, _mib, markdown  # noqa: E402
 from stamps import SECTIONS, merge  # noqa: E402
 from time_to_quality import bench_time_to_quality, bench_training_methods  # noqa: E402
-from time_to_quality import ttq_summary as ttq_summary  # noqa: E402  (the pages read bench.json's runs through run.py)
+from time_to_quality import read_runs as read_runs  # noqa: E402  (the pages read run files through run.py)
+from time_to_quality import ttq_summary as ttq_summary  # noqa: E402  (and bench.json's runs)
 from timing import MIN_TIME, stamped  # noqa: E402
 from training_step import bench_training, bench_training_candidates, bench_training_profile  # noqa: E402
 

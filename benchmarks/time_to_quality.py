@@ -34,7 +34,7 @@ def read_runs(folder: Path, keys: tuple = TTQ_KEYS) -> list[dict]:
         if r.get("kind") not in KINDS: raise ValueError(f"{f}: 'kind' is {r.get('kind')!r}, not one of {KINDS}")
         w = run_width(f)
         out.append({k: r.get(k) for k in ("task", "metric", "lower_is_better", *keys)}
-                   | dict(method=method_label(r["method"], w), source=f"benchmarks/results/ttq/{f.name}")
+                   | dict(method=method_label(r["method"], w), source=f"benchmarks/results/{Path(folder).name}/{f.name}")
                    | (dict(width=w) if w else {}))
     return out
 

@@ -62,6 +62,7 @@ from energy_transformer.text import kjv_splits  # noqa: E402
 from energy_transformer.train import TrainConfig, trainable  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "ttq"
+EQUAL_STEPS = RESULTS.parent / "equal_steps"  # runs of given steps (`--steps`), outside the equal-time tables
 N_VALID = 5000
 
 
@@ -360,8 +361,8 @@ def main(argv=None):
                steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),
                train_wall_s=round(log["train_time_s"], 1), **r,
                machine=dict(stamp, load_end=load(), run_wall_s=round(time.time() - t0, 1)))
-    path = result_path(a.task, label, seconds, Path(a.out) if a.out else RESULTS.parent / "equal_steps" if a.steps
-                       else RESULTS, a.width, a.steps)
+    out = Path(a.out) if a.out else EQUAL_STEPS if a.steps else RESULTS
+    path = result_path(a.task, label, seconds, out, a.width, a.steps)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(row, indent=1) + "\n")
     print(json.dumps({k: v for k, v in row.items() if k not in ("curve", "machine")}), flush=True)

@@ -158,21 +158,22 @@ def test_time_to_quality_reader(tmp_path):
 
 def test_time_to_quality_widths(tmp_path):
     "A run at another width than the recipe's (`__D<width>` in its file name) is another method, compared like with like"
-    tq = _bench("time_to_quality")
+    tq, folder = _bench("time_to_quality"), tmp_path / "ttq"
+    folder.mkdir()
     for method, width, bpc, kind in (("T=2", None, 2.0, "ET"), ("T=2", 192, 1.9, "ET"),
                                      ("matched transformer", None, 1.95, "transformer")):
-        _ttq_file(tmp_path, "language", method, 300, bpc, kind, metric="bpc", width=width)
-    q = tq.bench_time_to_quality(tmp_path)["language"]
+        _ttq_file(folder, "language", method, 300, bpc, kind, metric="bpc", width=width)
+    q = tq.bench_time_to_quality(folder)["language"]
     assert [(x["method"], x.get("width")) for x in q["rows"]] == [("T=2", None), ("T=2 (D = 192)", 192),
                                                                   ("matched transformer", None)]
     assert q["rows"][1]["source"] == "benchmarks/results/ttq/language__T2__D192__300.json"
     (e,) = tq.ttq_summary(q)  # no transformer at D = 192: the recipe's matched transformer
     assert (e["best"]["method"], e["transformer"]["method"], e["n_et"], e["compare"]) == ("T=2 (D = 192)",
                                                                                         "matched transformer", 2, "-0.050 bits")
-    _ttq_file(tmp_path, "language", "matched transformer", 300, 1.8, "transformer", metric="bpc", width=192)
-    (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["language"])  # a transformer of the best ET's width
+    _ttq_file(folder, "language", "matched transformer", 300, 1.8, "transformer", metric="bpc", width=192)
+    (e,) = tq.ttq_summary(tq.bench_time_to_quality(folder)["language"])  # a transformer of the best ET's width
     assert (e["transformer"]["method"], e["n_et"], e["compare"]) == ("matched transformer (D = 192)", 2, "+0.100 bits")
-    md = _bench("report").table_markdown(dict(time_to_quality=dict(language=tq.bench_time_to_quality(tmp_path)["language"])))
+    md = _bench("report").table_markdown(dict(time_to_quality=dict(language=tq.bench_time_to_quality(folder)["language"])))
     assert "ET T=2 (D = 192) 1.900 (best of 2 ET methods) vs matched transformer (D = 192) 1.800 (+0.100 bits)" in md
 
 
@@ -317,6 +318,18 @@ def test_a_run_of_given_steps_trains_exactly_them(tmp_path):
         tm._resumable(probe, None, tmp_path, 900)
     assert tm.result_path("natural_image", "warm T=2", None, Path("/r"), steps=1000).name == \
         "natural_image__warm_T2__1000steps.json"
+
+
+def test_run_files_are_read_with_their_own_folder(tmp_path):
+    "Equal-steps runs are read by the same reader as the equal-time ones, each named by its own folder"
+    tq, folder = _bench("time_to_quality"), tmp_path / "equal_steps"
+    folder.mkdir()
+    _ttq_file(folder, "natural_image", "matched transformer warm", None, 0.00126, "transformer", "harmonic")
+    name = "natural_image__matched_transformer_warm__45622steps.json"   # as `training_methods.result_path` names it
+    (folder / "natural_image__matched_transformer_warm__None.json").rename(folder / name)
+    (r,) = tq.read_runs(folder)
+    assert (r["method"], r["seconds"], r["valid"]) == ("matched transformer warm", None, 0.00126)
+    assert r["source"] == f"benchmarks/results/equal_steps/{name}"
 
 
 def test_steps_is_checked_before_any_training(capsys):

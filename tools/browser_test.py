@@ -363,7 +363,6 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     screenshot(driver, shot, width)
     # a phone: nothing may stick out on the right
     driver.set_window_size(PHONE, height)
-    time.sleep(0.3)
     o = wait_for(lambda: driver.execute_script(JS_OVERFLOW), lambda o: o["over"] <= 0, LAYOUT_S)
     if o["over"] > 0:
         probs.append(f"scrolls sideways at {PHONE} px ({o['over']} px too wide): " + ", ".join(o["culprits"]))
