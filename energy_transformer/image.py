@@ -23,12 +23,12 @@ from . import core
 from .checks import MAX_STEPS, as_float_pixels, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import harmonic_solve, masked_mse
-from .patches import Patcher
+from .patches import Patcher, sincos_2d
 
 # %% auto #0
-__all__ = ['STARTS', 'PatchGeometry', 'ImageETConfig', 'sincos_2d', 'ImageTrajectory', 'ImageEmbedding', 'PatchDecoder',
-           'AbstractImageModel', 'ImageEnergyTransformer', 'animate_descent', 'descent_quality', 'decode_memories',
-           'show_memories', 'MAEConfig', 'TransformerMAE', 'matched_mae']
+__all__ = ['STARTS', 'PatchGeometry', 'ImageETConfig', 'ImageTrajectory', 'ImageEmbedding', 'PatchDecoder', 'AbstractImageModel',
+           'ImageEnergyTransformer', 'animate_descent', 'descent_quality', 'decode_memories', 'show_memories',
+           'MAEConfig', 'TransformerMAE', 'matched_mae']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 STARTS = ("mask", "harmonic")  # how hidden tokens start the descent: the MASK token, or a classical fill plus it
@@ -103,17 +103,6 @@ class ImageETConfig(PatchGeometry):
         return cls(**{**dict(image_shape=(3, 32, 32), patch_size=4, et=ETConfig.medium()), **kw})
 
 # %% ../nbs/02_image_inpainting.ipynb #1903e649
-def sincos_2d(grid: tuple[int, int],  # (rows, columns) of the patch grid
-              D: int,  # embedding dimension, a multiple of 4
-              ) -> Float[Array, "N D"]:
-    "2-D sine-cosine position code (half the dimensions for rows, half for columns), one row per patch."
-    if D % 4: raise ValueError(f"D must be a multiple of 4 for a 2-D sine-cosine code, got {D}")
-    h, w = grid
-    omega = 1.0 / 10_000 ** (np.arange(D // 4) / (D // 4))
-    rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
-    code = lambda pos: np.concatenate([np.sin(np.outer(pos.ravel(), omega)), np.cos(np.outer(pos.ravel(), omega))], 1)
-    return jnp.asarray(np.concatenate([code(rows), code(cols)], 1), float_dtype())
-
 class ImageTrajectory(eqx.Module):
     "Subsampled record of one image's descent: energies per recorded step and optionally decoded images."
     step: Int[Array, "S"]  # descent step of each record
@@ -123,6 +112,7 @@ class ImageTrajectory(eqx.Module):
     grad_norm: Float[Array, "S"]  # |dE/dg| at each record
     images: Float[Array, "S C Hpx Wpx"] | None  # decoded image at each record (`keep_images=True`)
 
+# %% ../nbs/02_image_inpainting.ipynb #imgpc002
 class ImageEmbedding(eqx.Module):
     "One image's patch pixels -> its N+1 initial token states: linear embedding, MASK and CLS tokens, positions."
     Wenc: Float[Array, "Z D"]  # patch embedding
@@ -176,6 +166,7 @@ class PatchDecoder(eqx.Module):
         "The Z pixels of one patch from a normalised token state"
         return x @ self.W + self.b
 
+# %% ../nbs/02_image_inpainting.ipynb #imgpc003
 class AbstractImageModel(eqx.Module):
     "Masked-image model = an `ImageEmbedding`, a token mixer, a normalisation and a `PatchDecoder`."
     embed: eqx.AbstractVar[ImageEmbedding]
@@ -247,6 +238,7 @@ class AbstractImageModel(eqx.Module):
         "A freshly initialised model (the first draft's spelling of `cls(config, key=key)`)."
         return cls(config, key=key)
 
+# %% ../nbs/02_image_inpainting.ipynb #imgpc004
 class ImageEnergyTransformer(AbstractImageModel):
     "Masked-image model: patch embedding, CLS/MASK tokens, position embeddings, `T` ET descent steps, decoder."
     embed: ImageEmbedding

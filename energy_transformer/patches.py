@@ -16,10 +16,10 @@ import numpy as np
 from einops import rearrange
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
-from .checks import check_int, check_key
+from .checks import check_int, check_key, float_dtype
 
 # %% auto #0
-__all__ = ['Patcher', 'mask_count', 'make_masks', 'random_masks', 'keep_count']
+__all__ = ['Patcher', 'sincos_2d', 'mask_count', 'make_masks', 'random_masks', 'keep_count']
 
 # %% ../nbs/10_patches.ipynb #3688499b
 @dataclass(frozen=True)
@@ -99,6 +99,18 @@ class Patcher:
         h, w = self.grid
         m = rearrange(mask, "... (h w) -> ... h w", h=h, w=w)
         return m.repeat(self.p, axis=-2).repeat(self.p, axis=-1)
+
+# %% ../nbs/10_patches.ipynb #patpos00
+def sincos_2d(grid: tuple[int, int],  # (rows, columns) of the patch grid
+              D: int,  # embedding dimension, a multiple of 4
+              ) -> Float[Array, "N D"]:
+    "2-D sine-cosine position code (half the dimensions for rows, half for columns), one row per patch."
+    if D % 4: raise ValueError(f"D must be a multiple of 4 for a 2-D sine-cosine code, got {D}")
+    h, w = grid
+    omega = 1.0 / 10_000 ** (np.arange(D // 4) / (D // 4))
+    rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+    code = lambda pos: np.concatenate([np.sin(np.outer(pos.ravel(), omega)), np.cos(np.outer(pos.ravel(), omega))], 1)
+    return jnp.asarray(np.concatenate([code(rows), code(cols)], 1), float_dtype())
 
 # %% ../nbs/10_patches.ipynb #070151a5
 def mask_count(N: int,  # number of patches
