@@ -50,7 +50,7 @@ def named_leaves(tree) -> dict[str, jax.Array]:
     leaves = jax.tree_util.tree_flatten_with_path(eqx.filter(tree, eqx.is_array))[0]
     return {path_name(p): leaf for p, leaf in leaves}
 
-
+# %% ../nbs/11_checkpoint.ipynb #ckptpc02
 def _temp_file(path: Path, write) -> str:
     "A complete, fsynced temporary file beside `path` holding what `write(f)` writes (removed if writing fails)."
     check_output_file(path)  # its folder made, or one line naming the part of the path that is a file
@@ -80,7 +80,7 @@ def write_json(obj, path: str | os.PathLike) -> Path:
     "`obj` as indented JSON, written atomically."
     return atomic_write(path, lambda f: f.write(json.dumps(obj, indent=1).encode()))
 
-
+# %% ../nbs/11_checkpoint.ipynb #ckptpc03
 def _checkpoint_writer(model, opt_state, step, meta, save_id=None):
     "`write(f)` for `_temp_file`: the model's (and optimizer's) arrays and the header, as one `.npz`"
     arrays = {f"model/{k}": np.asarray(v) for k, v in named_leaves(model).items()}
@@ -175,7 +175,7 @@ def load_checkpoint(path: str | os.PathLike,  # a file written by `save_checkpoi
     template = eqx.filter_eval_shape(cls, config, key=jax.random.PRNGKey(0))
     return fill_tree(template, arrays, "model/", path)
 
-
+# %% ../nbs/11_checkpoint.ipynb #ckptpc04
 def checkpoint_dir() -> Path:
     "The folder of the checkpoints shipped inside the package."
     return Path(str(importlib.resources.files("energy_transformer") / "checkpoints"))
@@ -197,7 +197,7 @@ def resolve_checkpoint(name_or_path: str | os.PathLike,  # a shipped name ("natu
     p = Path(name_or_path)
     return p if p.suffix or p.is_file() else checkpoint_path(str(name_or_path))
 
-
+# %% ../nbs/11_checkpoint.ipynb #ckptpc05
 def save_run(path: str | os.PathLike,  # the `.npz` file; the log goes to the `.json` file beside it
              model: eqx.Module,  # the model
              log: dict,  # the run's log, written whole to the `.json`
@@ -270,7 +270,7 @@ def run_lock(path: str | os.PathLike,  # the file a run writes (its `.npz`)
     try: yield lock
     finally: lock.unlink(missing_ok=True)
 
-
+# %% ../nbs/11_checkpoint.ipynb #ckptpc06
 def save_shipped(path: str | os.PathLike,  # target file (`.npz`); its log goes to the `.json` file beside it
                  model: eqx.Module,  # the trained model
                  log: dict,  # its training log (`fit`'s), loss history included
