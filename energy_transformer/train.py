@@ -147,7 +147,7 @@ def _optimizer_and_step(loss_fn: Callable, tc: TrainConfig):
     optimizer = make_optimizer(tc)
     return optimizer, make_train_step(loss_fn, optimizer)
 
-# %% ../nbs/13_train.ipynb #9d129519
+# %% ../nbs/13_train.ipynb #trainpc2
 def _same_json(a, b) -> bool: return json.loads(json.dumps(a)) == json.loads(json.dumps(b))
 
 
@@ -178,7 +178,7 @@ def _stop_requests():
     finally:
         for s, h in old.items(): signal.signal(s, h)
 
-
+# %% ../nbs/13_train.ipynb #trainpc3
 def _nbytes(tree) -> int: return int(sum(x.nbytes for x in jax.tree.leaves(eqx.filter(tree, eqx.is_array))))
 
 
@@ -212,7 +212,7 @@ def _local(tree):
     dev = jax.local_devices()[0]
     return jax.tree.map(lambda x: jax.device_put(np.asarray(x), dev) if eqx.is_array(x) else x, tree)
 
-
+# %% ../nbs/13_train.ipynb #9d129519
 def fit(model: eqx.Module,  # the initial model (its class has a `config` with `to_dict()`)
         loss_fn: Callable,  # `loss_fn(model, batch, key) -> scalar`, pure JAX
         batches: Callable[[int], Iterator],  # `batches(start_step)` yields the training batches from that step on
