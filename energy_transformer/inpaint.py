@@ -147,7 +147,7 @@ def read_photo(path: str | os.PathLike,  # an image file PIL can read
     if channels == 3: return np.repeat(a, 3, 0)
     return np.tensordot(np.array([0.299, 0.587, 0.114], np.float32), a, 1)[None]  # luma, as PIL's "L"
 
-
+# %% ../nbs/14_inpaint.ipynb #inppc002
 def _scorer(r: dict):
     "(pixel mask, masked MSE of a filled photo) for an `inpaint_photo` result"
     grid = Patcher(r["original"].shape, r["patch_size"])
@@ -166,7 +166,7 @@ def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical
 FILL_LABELS = {"biharmonic": "biharmonic", "harmonic": "harmonic", "opencv_telea": "OpenCV Telea",  # printed in this order
                "opencv_navier_stokes": "OpenCV Navier-Stokes", "mean_fill": "mean fill"}
 
-
+# %% ../nbs/14_inpaint.ipynb #inppc003
 CLASSICAL_WEIGHT = 0.8  # the biharmonic fill's weight in the blend with natural_warm that did best on the validation photos
 INPAINT_MODEL = "natural_warm"  # et-inpaint's model: the natural-photo ET started from the harmonic fill
 
@@ -210,7 +210,7 @@ def unlike_training(r: dict,  # an `inpaint_photo` (or `blend_classical`) result
     return (f"the fill's masked MSE {r['mse']:.5f} is worse than the mean fill's {fills['mean fill']:.5f}: {why}" if worse
             else f"{why}: expect a poor fill")
 
-
+# %% ../nbs/14_inpaint.ipynb #inppc004
 @call_parse
 def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapixels; grey or RGBA are converted)
                out: str = None,  # output PNG: masked | inpainted | original (default: <photo stem>_inpainted.png beside it)
