@@ -351,6 +351,7 @@ def record_every(run, # `run(x, k)`: the state after k more steps (k is a Python
         parts.append(jax.tree.map(lambda a: a[None], measure(x_end))); steps.append(T)
     return x_end, jnp.asarray(steps, jnp.int32), jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
 
+# %% ../nbs/01_energy_transformer.ipynb #descpc02
 def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False):
     "Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction"
     x = check_tokens(x, et.config.D, "descend: x")
@@ -378,6 +379,7 @@ def descend(et: EnergyTransformer, # the energy
         x, T = x + lax.stop_gradient(x_mid - x), backprop_steps  # the value of x_mid, the derivative of the identity
     return _run_steps(step, x, T, remat)
 
+# %% ../nbs/01_energy_transformer.ipynb #descpc03
 def descend_recorded(et: EnergyTransformer, # the energy
                      lnorm: EnergyLayerNorm, # g = LN(x), token-wise
                      x: Float[Array, "N D"], # initial token states
@@ -400,6 +402,7 @@ def descend_recorded(et: EnergyTransformer, # the energy
     x_end, steps, recs = record_every(lambda x, k: _run_steps(step, x, k, False), measure, x, T, every)
     return x_end, Trajectory(steps, *recs)
 
+# %% ../nbs/01_energy_transformer.ipynb #descpc04
 def descend_until(et: EnergyTransformer, # the energy
                   lnorm: EnergyLayerNorm, # g = LN(x), token-wise
                   x: Float[Array, "N D"], # initial token states
