@@ -127,7 +127,7 @@ def harmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
     if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
     return np.asarray(_harmonic_jit(image, pixel_mask, tol), np.float32)
 
-
+# %% ../nbs/12_evaluate.ipynb #harm002b
 OPENCV_METHODS = ("telea", "navier-stokes")
 
 
@@ -150,7 +150,7 @@ def opencv_fill(image: np.ndarray,  # C x Hpx x Wpx
     out = np.stack([cv2.inpaint(ch, m, radius, flag) for ch in u16]).astype(np.float32) / 65535
     return np.where(pixel_mask, out, image).astype(np.float32)
 
-
+# %% ../nbs/12_evaluate.ipynb #harm002c
 CLASSICAL_FILLS = {  # name -> fill(image, pixel_mask): the classical fills the quality tables can compare with
     "mean_fill": mean_fill, "biharmonic": biharmonic_fill, "harmonic": harmonic_fill,
     "opencv_telea": functools.partial(opencv_fill, method="telea"),
