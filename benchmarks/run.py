@@ -43,6 +43,7 @@ from inpainting_quality import bench_quality  # noqa: E402
 from recall_generation import bench_dense, bench_generation  # noqa: E402
 from report import GOALS, _mib, markdown  # noqa: E402
 from stamps import SECTIONS, merge  # noqa: E402
+from time_to_quality import RunsByMethod as RunsByMethod  # noqa: E402  (the pages look runs up by method through run.py)
 from time_to_quality import bench_time_to_quality, bench_training_methods  # noqa: E402
 from time_to_quality import read_runs as read_runs  # noqa: E402  (the pages read run files through run.py)
 from time_to_quality import ttq_summary as ttq_summary  # noqa: E402  (and bench.json's runs)

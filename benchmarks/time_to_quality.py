@@ -39,6 +39,18 @@ def read_runs(folder: Path, keys: tuple = TTQ_KEYS) -> list[dict]:
     return out
 
 
+class RunsByMethod(dict):
+    """Run rows of one task by method, for the pages: a method with no run is a one-line error that names it and the
+    `training_methods.py` command that makes it (`how`: the budget options, e.g. "--seconds 900")"""
+    def __init__(self, rows: list[dict], task: str, how: str):
+        super().__init__((r["method"], r) for r in rows)
+        self.task, self.how = task, how
+
+    def __missing__(self, method):
+        raise FileNotFoundError(f"no {self.task} run {method!r} among the benchmark results; make it with python "
+                                f"benchmarks/training_methods.py --task {self.task} --method {method!r} {self.how}")
+
+
 def bench_time_to_quality(folder: Path) -> dict:
     """Held-out quality after equal CPU time for each task and training method: every file that
     `benchmarks/training_methods.py` wrote to `folder` (one run each, minutes of training, pinned to a core), as

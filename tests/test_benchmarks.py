@@ -372,3 +372,13 @@ def test_time_to_quality_warm_start(tmp_path):
     _ttq_file(tmp_path, "natural_image", "cold", 900, 0.0011, "ET", "mask")
     (e,) = tq.ttq_summary(tq.bench_time_to_quality(tmp_path)["natural_image"])
     assert (e["best"]["method"], e["transformer"]["method"], e["n_et"]) == ("cold", "matched transformer", 3)
+
+
+def test_runs_by_method_name_a_missing_run_and_its_command():
+    "The pages look runs up by method; a missing one is one line naming the run and the command that makes it"
+    runs = _bench("time_to_quality").RunsByMethod([{"method": "warm T=2", "valid": 0.00136}], "natural_image", "--seconds 900")
+    assert runs["warm T=2"]["valid"] == 0.00136
+    with pytest.raises(FileNotFoundError) as e:
+        runs["warm T=9"]
+    assert str(e.value) == ("no natural_image run 'warm T=9' among the benchmark results; make it with python "
+                            "benchmarks/training_methods.py --task natural_image --method 'warm T=9' --seconds 900")
