@@ -2,9 +2,10 @@
 """Load every page of the built site (`_docs/`) in headless Chromium and fail on what a reader would see.
 
 The site is served on 127.0.0.1 (a free port, a threaded http.server in this process). The pages are the
-sidebar links of the home page, which must cover every page that `_quarto.yml`'s sidebar lists. For each
-page: wait for MathJax to finish, save full-page screenshots at the desktop width and at 390 px (a phone),
-and report a failure when
+sidebar links of the home page, which must cover every page that `_quarto.yml`'s sidebar lists; they are
+shared out among `--browsers` browsers (one per core, at most two), each with a server of its own, so that a
+failed request is charged to the page that made it. For each page: wait for MathJax to finish, save
+full-page screenshots at the desktop width and at 390 px (a phone), and report a failure when
 * an <img> did not load (naturalWidth 0) or the server answered 404 to any request of the page,
 * math is left raw (TeX delimiters or commands in the visible text, math that MathJax did not typeset, or
   a MathJax error),
@@ -26,6 +27,7 @@ Needs Debian's chromium and chromium-driver (`make setup` installs them) and sel
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import http.server
 import os
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -57,6 +60,7 @@ FIRST_SCREEN = (1280, 800)   # the home page's first screen must show an image (
 MIN_FIGURE = (120, 60)
 MAX_SHOT_H = 30000
 PHONE = 390
+FAVICON = "/favicon.ico"   # a new browser asks for it once, whatever icon the page names: not the page's request
 SETTLE_S, LAYOUT_S = 10.0, 3.0   # how long late images, and the layout after a resize, may take
 SEARCH_QUERY = "Lagrangian"
 SEARCH_EXPECT = r"energy_transformer\.html#(energylayernorm|[a-z0-9.-]*layer-norm[a-z0-9.-]*)$"
@@ -182,7 +186,8 @@ class Server:
         class Handler(http.server.SimpleHTTPRequestHandler):
             def log_message(self, fmt, *args): pass
             def log_request(self, code="-", size="-"):
-                if str(code).isdigit() and int(code) >= 400: errors.append((current["page"], int(code), self.path))
+                if str(code).isdigit() and int(code) >= 400 and self.path != FAVICON:
+                    errors.append((current["page"], int(code), self.path))
 
         class Quiet(http.server.ThreadingHTTPServer):
             def handle_error(self, request, client_address):   # the browser dropping a connection is no failure
@@ -370,10 +375,36 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     driver.set_window_size(width, height)
     time.sleep(0.1)
     for e in driver.get_log("browser"):
-        if e.get("level") == "SEVERE": probs.append(f"console error: {e.get('message', '')[:300]}")
+        if e.get("level") == "SEVERE" and FAVICON not in e.get("message", ""):
+            probs.append(f"console error: {e.get('message', '')[:300]}")
     for page, code, path in list(server.errors):
         if page == url: probs.append(f"HTTP {code} for {path}")
     return list(dict.fromkeys(probs))
+
+
+@contextlib.contextmanager
+def browser(docs: Path, width: int, height: int):
+    "A headless Chromium with a profile of its own and a server of the site: (driver, server, base URL)"
+    profile = tempfile.mkdtemp(prefix="browser_test_profile_")
+    try:
+        with Server(docs) as server:
+            driver = make_driver(width, height, profile)
+            try:
+                driver.set_script_timeout(60)
+                driver.set_page_load_timeout(60)
+                yield driver, server, f"http://127.0.0.1:{server.port}/"
+            finally:
+                driver.quit()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def check_pages(docs: Path, rels: list[str], shots: Path, width: int, height: int) -> dict[str, list[str]]:
+    "The problems of each page `rels` names (its path in the site), checked in one browser of their own"
+    with browser(docs, width, height) as (driver, server, base):
+        return {rel: check_page(driver, server, base, base + rel, docs,
+                                shots / (rel.replace("/", "__").removesuffix(".html") + ".png"), width, height)
+                for rel in rels}
 
 
 def main(argv=None):
@@ -383,6 +414,7 @@ def main(argv=None):
     ap.add_argument("--shots", type=Path, default=None, help="screenshot folder (default ROOT/screenshots)")
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=1000)
+    ap.add_argument("--browsers", type=int, default=min(2, os.cpu_count() or 1), help="browsers checking pages at once")
     ap.add_argument("--search", default=SEARCH_QUERY, help="query typed into the search box")
     ap.add_argument("--expect", default=SEARCH_EXPECT,
                     help="regex that one of the first 5 results (page.html#id) must match")
@@ -402,34 +434,21 @@ def main(argv=None):
     shutil.rmtree(shots, ignore_errors=True)
     shots.mkdir(parents=True)
     want = expected_pages(root)
-    profile = tempfile.mkdtemp(prefix="browser_test_profile_")
     results, t0 = {}, time.time()
-    try:
-        with Server(docs) as server:
-            base = f"http://127.0.0.1:{server.port}/"
-            driver = make_driver(a.width, a.height, profile)
-            try:
-                driver.set_script_timeout(60)
-                driver.set_page_load_timeout(60)
-                driver.get(base + "index.html")
-                pages = [u for u in driver.execute_script(JS_SIDEBAR) if u.startswith(base)]
-                pages = [base + "index.html"] + [u for u in pages if u.split("#")[0] != base + "index.html"]
-                pages = list(dict.fromkeys(u.split("#")[0] for u in pages))
-                driver.get_log("browser")   # drop what the first load logged; index is checked again below
-                server.errors.clear()
-                if want is not None and len(pages) < want:
-                    results["(sidebar)"] = [f"the home page's sidebar links {len(pages)} pages, "
-                                            f"_quarto.yml lists {want}"]
-                for url in pages:
-                    rel = url[len(base):]
-                    shot = shots / (rel.replace("/", "__").removesuffix(".html") + ".png")
-                    results[rel] = check_page(driver, server, base, url, docs, shot, a.width, a.height)
-                results["(home: sidebar, search)"] = check_home(driver, base, docs, a.width, a.height, a.search,
-                                                                a.expect)
-            finally:
-                driver.quit()
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
+    with browser(docs, a.width, a.height) as (driver, server, base):
+        driver.get(base + "index.html")
+        pages = [u for u in driver.execute_script(JS_SIDEBAR) if u.startswith(base)]
+        pages = [base + "index.html"] + [u for u in pages if u.split("#")[0] != base + "index.html"]
+        pages = [u[len(base):] for u in dict.fromkeys(u.split("#")[0] for u in pages)]
+        if want is not None and len(pages) < want:
+            results["(sidebar)"] = [f"the home page's sidebar links {len(pages)} pages, _quarto.yml lists {want}"]
+        n = max(1, min(a.browsers, len(pages)))   # the pages shared out, each browser with a server of its own
+        with ThreadPoolExecutor(n) as ex:
+            parts = [ex.submit(check_pages, docs, pages[i::n], shots, a.width, a.height) for i in range(n)]
+            home = check_home(driver, base, docs, a.width, a.height, a.search, a.expect)   # meanwhile, in this one
+            results |= {rel: probs for part in parts for rel, probs in part.result().items()}
+    results = {rel: results[rel] for rel in [k for k in results if k.startswith("(")] + pages}
+    results["(home: sidebar, search)"] = home
     failed = {k: v for k, v in results.items() if v}
     for page, probs in results.items():
         if page.startswith("("): continue

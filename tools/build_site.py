@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -374,8 +375,8 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         if warn: warnings[s] = warn
 
     search = site.get("search", (site.get("navbar") or {}).get("search", True)) is not False
-    for s in order:
-        if s not in errors and s != API_SRC: render(s)
+    with ThreadPoolExecutor(os.cpu_count() or 1) as ex:   # one pandoc process per page, as many at once as cores
+        list(ex.map(render, [s for s in order if s not in errors and s != API_SRC]))
     api = {"documented": 0, "unlinked": []}
     if api_title:
         api = write_api_page(pages, order, errors, out, cfg, notes)
@@ -536,8 +537,8 @@ def main(argv=None):
     ap.add_argument("--root", type=Path, default=None, help="project root (default: the one holding tools/)")
     ap.add_argument("--force-pandoc", action="store_true", help="use pandoc even when Quarto is installed")
     ap.add_argument("--no-readme", action="store_true", help="do not write README.md")
-    ap.add_argument("--workers", type=int, default=int(os.environ.get("NBDEV_WORKERS_DOCS", 0)),
-                    help="processes for nbdev's notebook processing (0: in this process)")
+    ap.add_argument("--workers", type=int, default=int(os.environ.get("NBDEV_WORKERS_DOCS", os.cpu_count() or 0)),
+                    help="processes for nbdev's notebook processing (0: in this process; default: one per core)")
     a = ap.parse_args(argv)
     root = find_root((a.root or HERE.parent).resolve())
     t0 = time.time()
