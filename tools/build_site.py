@@ -537,8 +537,8 @@ def main(argv=None):
     ap.add_argument("--root", type=Path, default=None, help="project root (default: the one holding tools/)")
     ap.add_argument("--force-pandoc", action="store_true", help="use pandoc even when Quarto is installed")
     ap.add_argument("--no-readme", action="store_true", help="do not write README.md")
-    ap.add_argument("--workers", type=int, default=int(os.environ.get("NBDEV_WORKERS_DOCS", os.cpu_count() or 0)),
-                    help="processes for nbdev's notebook processing (0: in this process; default: one per core)")
+    ap.add_argument("--workers", type=int, default=int(os.environ.get("NBDEV_WORKERS_DOCS", 0)),
+                    help="processes for nbdev's notebook processing (0: in this process, which collects its warnings)")
     a = ap.parse_args(argv)
     root = find_root((a.root or HERE.parent).resolve())
     t0 = time.time()
