@@ -143,6 +143,7 @@ def lm_evaluator(text: str, # held-out text
     log_probs = lm_log_probs(text, model_config, n_chars, batch)
     return lambda model: {"bpc": bits_per_char(log_probs(model))}
 
+# %% ../nbs/09_language_training.ipynb #lmtrain2
 def fit_language_model(cls: type[eqx.Module], # CausalET, CausalTransformer, MaskedET or MaskedTransformer
                        mc: LMConfig, # its configuration (`mc.chars`: the corpus alphabet)
                        tc: TrainConfig, # optimisation settings
@@ -193,7 +194,6 @@ def train_language_model(name: str, # a preset of `lm_preset`
     if tc is not None or name not in LM_SECOND_RUNS: return model, log
     return fit_language_model(cls, mc, replace(preset_tc, **LM_SECOND_RUNS[name]), out, name=f"{name}_continued",
                               meta=dict(preset=name, previous=log), init=model, **kw)
-
 
 # %% ../nbs/09_language_training.ipynb #oodcode1
 OUT_OF_DOMAIN = {  # name -> (file, the Debian package that installs it)
@@ -308,6 +308,7 @@ def bpc_by_position(model: eqx.Module, # an autoregressive model (CausalET or Ca
     "Mean bits of the next character by its context depth 1..N in non-overlapping windows (`shifts` staggered sets)"
     return _depth_means(*position_bits(model, text, shifts, batch), model.config.N)
 
+# %% ../nbs/09_language_training.ipynb #posbpc01b
 def _depth_means(bits, depth, N):
     "Mean bits at each depth 1..N"
     n = N + 1
@@ -352,6 +353,7 @@ def context_profile(model: eqx.Module, # an autoregressive model
     return dict(shifts=shifts, chars=len(text), by_depth=[round(float(x), 4) for x in _depth_means(bits, depth, N)],
                 buckets={f"{lo}-{hi}": round(mean(lo, hi), 4) for lo, hi in buckets}, gains=gains)
 
+# %% ../nbs/09_language_training.ipynb #posbpc01c
 def blank_accuracy(model: eqx.Module, # a masked model (MaskedET or MaskedTransformer)
                    text: str, # held-out text
                    n: int = 1000, # blanks to fill (one per window of N characters)
@@ -370,7 +372,6 @@ def blank_accuracy(model: eqx.Module, # a masked model (MaskedET or MaskedTransf
              for m, p, t in ((masked[i:i + batch], pos[i:i + batch], win[np.arange(i, min(i + batch, n)), pos[i:i + batch]])
                              for i in range(0, n, batch))]
     return float(np.concatenate(right).mean())
-
 
 # %% ../nbs/09_language_training.ipynb #5ec6ca91
 def generation_speed(model: CausalET, # a causal ET
