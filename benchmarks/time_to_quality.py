@@ -46,6 +46,11 @@ class RunsByMethod(dict):
         super().__init__((r["method"], r) for r in rows)
         self.task, self.how = task, how
 
+    @classmethod
+    def at(cls, rows: list[dict], task: str, seconds: float) -> "RunsByMethod":
+        "The runs among `rows` trained for `seconds` CPU seconds, by method"
+        return cls([r for r in rows if r["seconds"] == seconds], task, f"--seconds {seconds:g}")
+
     def __missing__(self, method):
         raise FileNotFoundError(f"no {self.task} run {method!r} among the benchmark results; make it with python "
                                 f"benchmarks/training_methods.py --task {self.task} --method {method!r} {self.how}")

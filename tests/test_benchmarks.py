@@ -382,3 +382,8 @@ def test_runs_by_method_name_a_missing_run_and_its_command():
         runs["warm T=9"]
     assert str(e.value) == ("no natural_image run 'warm T=9' among the benchmark results; make it with python "
                             "benchmarks/training_methods.py --task natural_image --method 'warm T=9' --seconds 900")
+    rows = [{"method": "warm T=2", "seconds": 900.0, "valid": 1.0}, {"method": "warm T=2", "seconds": 5049.0, "valid": 2.0}]
+    full = _bench("time_to_quality").RunsByMethod.at(rows, "natural_image", 5049.0)  # one budget's runs
+    assert list(full) == ["warm T=2"] and full["warm T=2"]["valid"] == 2.0
+    with pytest.raises(FileNotFoundError, match=r"--method 'cold' --seconds 5049$"):
+        full["cold"]

@@ -60,7 +60,7 @@ FIRST_SCREEN = (1280, 800)   # the home page's first screen must show an image (
 MIN_FIGURE = (120, 60)
 MAX_SHOT_H = 30000
 PHONE = 390
-FAVICON = "/favicon.ico"   # a new browser asks for it once, whatever icon the page names: not the page's request
+FAVICON = "/favicon.ico"   # a new browser asks for it once, whatever icon the page names: answered "no content"
 SETTLE_S, LAYOUT_S = 10.0, 3.0   # how long late images, and the layout after a resize, may take
 SEARCH_QUERY = "Lagrangian"
 SEARCH_EXPECT = r"energy_transformer\.html#(energylayernorm|[a-z0-9.-]*layer-norm[a-z0-9.-]*)$"
@@ -186,8 +186,10 @@ class Server:
         class Handler(http.server.SimpleHTTPRequestHandler):
             def log_message(self, fmt, *args): pass
             def log_request(self, code="-", size="-"):
-                if str(code).isdigit() and int(code) >= 400 and self.path != FAVICON:
-                    errors.append((current["page"], int(code), self.path))
+                if str(code).isdigit() and int(code) >= 400: errors.append((current["page"], int(code), self.path))
+            def do_GET(self):
+                if self.path != FAVICON: return super().do_GET()
+                self.send_response(204); self.end_headers()
 
         class Quiet(http.server.ThreadingHTTPServer):
             def handle_error(self, request, client_address):   # the browser dropping a connection is no failure
@@ -375,8 +377,7 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     driver.set_window_size(width, height)
     time.sleep(0.1)
     for e in driver.get_log("browser"):
-        if e.get("level") == "SEVERE" and FAVICON not in e.get("message", ""):
-            probs.append(f"console error: {e.get('message', '')[:300]}")
+        if e.get("level") == "SEVERE": probs.append(f"console error: {e.get('message', '')[:300]}")
     for page, code, path in list(server.errors):
         if page == url: probs.append(f"HTTP {code} for {path}")
     return list(dict.fromkeys(probs))
@@ -435,7 +436,7 @@ def main(argv=None):
     shots.mkdir(parents=True)
     want = expected_pages(root)
     results, t0 = {}, time.time()
-    with browser(docs, a.width, a.height) as (driver, server, base):
+    with browser(docs, a.width, a.height) as (driver, _, base):
         driver.get(base + "index.html")
         pages = [u for u in driver.execute_script(JS_SIDEBAR) if u.startswith(base)]
         pages = [base + "index.html"] + [u for u in pages if u.split("#")[0] != base + "index.html"]
@@ -446,9 +447,8 @@ def main(argv=None):
         with ThreadPoolExecutor(n) as ex:
             parts = [ex.submit(check_pages, docs, pages[i::n], shots, a.width, a.height) for i in range(n)]
             home = check_home(driver, base, docs, a.width, a.height, a.search, a.expect)   # meanwhile, in this one
-            results |= {rel: probs for part in parts for rel, probs in part.result().items()}
-    results = {rel: results[rel] for rel in [k for k in results if k.startswith("(")] + pages}
-    results["(home: sidebar, search)"] = home
+            checked = {rel: probs for part in parts for rel, probs in part.result().items()}
+    results |= {rel: checked[rel] for rel in pages} | {"(home: sidebar, search)": home}
     failed = {k: v for k, v in results.items() if v}
     for page, probs in results.items():
         if page.startswith("("): continue
