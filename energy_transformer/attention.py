@@ -195,7 +195,7 @@ def _decayed_causal(Q, K, b, lg, inclusive: bool, L: int):
         return w[..., None] * flat(gQ), flat(gK)
     return flat(S), back
 
-
+# %% ../nbs/24_attention.ipynb #attn0011t
 class TaylorAttention(AbstractAttention):
     """f(s) = 1 + s + s^2/2, the second-order Taylor polynomial of exp ("fastmax"): sum_B f(s_CB) factorises through
     the key sums sum_B 1, sum_B K_B and sum_B K_B K_B^T, so energy, gradient and generation cost O(N Y^2). The position
