@@ -10,7 +10,8 @@ probed on a short run, then a fresh model is trained with a full learning-rate s
 the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluation time is not counted).
 - image: Fashion-MNIST inpainting, the shipped `fashion_mnist` recipe; masked MSE at 50% masking on validation
   images (the last 5,000 training images: 500 during training, 2,000 at the end), and on 2,000 test images once.
-- language: the King James Bible, the shipped `kjv_ar` recipe (masked_language: `kjv_mlm`); bits per character
+- language: the King James Bible, the shipped `kjv_ar` recipe at D = 128 and, for "exact", T = 4 (`LANGUAGE_WIDTH`,
+  `LANGUAGE_T`; masked_language: the shipped `kjv_mlm`); bits per character
   (masked: of 15% masked characters) on 60,000 characters of the validation books during training and of the test
   books at the end. `--width` changes the ET's width, `--run-dir` saves the run to ship it and resumes it.
 - classification: Fashion-MNIST, the shipped classifier's recipe; validation accuracy during training, test
@@ -223,15 +224,23 @@ WINDOW_HEADS = {"window heads": (2, 0), "window heads 3": (3, 0), "window heads 
                 "window heads 3, half-lives >= 256": (3, 256)}
 
 
+# The causal time-to-quality runs (`--task language`): kjv_ar's recipe at width D = 128 unless `--width` is given, with
+# T = 4 descent steps for "exact" and kjv_ar's own T = 2 for "T=2", alpha T kept (alpha 1 and 2)
+LANGUAGE_WIDTH, LANGUAGE_T = 128, {"exact": 4, "T=2": 2}
+
+
 def language_config(method: str, width: int | None = None, preset: str = "kjv_ar"):
     """(model class, model configuration, training configuration) of a language method: the shipped recipe `preset`
     (`kjv_ar` causal, `kjv_mlm` masked), at width D = `width` (H = D / 32 heads of 32, M = 4 D memories) when given;
-    "T=2" halves the descent steps of the causal recipe and doubles alpha (the masked recipe has T = 2 already); "window
-    heads" makes the first two heads of a taylor recipe softmax heads over the last 64 characters ("window heads 3": the
-    first three; "half-lives >= f": the taylor heads' decays floored); the matched transformer has the ET's parameter count"""
+    the causal recipe at `LANGUAGE_WIDTH` otherwise, with the descent steps of `LANGUAGE_T`; "T=2" halves the descent
+    steps of a recipe with T = 4 and doubles alpha (the masked recipe has T = 2 already); "window heads" makes the first
+    two heads of a taylor recipe softmax heads over the last 64 characters ("window heads 3": the first three;
+    "half-lives >= f": the taylor heads' decays floored); the matched transformer has the ET's parameter count"""
     cls, mc, tc = lm_preset(preset, kjv_alphabet())
+    if preset == "kjv_ar": width = width or LANGUAGE_WIDTH
     if width: mc = replace(mc, et=replace(mc.et, D=width, H=width // 32, Y=32, M=4 * width))
-    if method == "T=2" and mc.T != 2: mc = replace(mc, T=2, alpha=mc.alpha * mc.T / 2)
+    T = LANGUAGE_T.get(method) if preset == "kjv_ar" else 2 if method == "T=2" else None
+    if T is not None and mc.T != T: mc = replace(mc, T=T, alpha=mc.alpha * mc.T / T)
     if method in WINDOW_HEADS:
         w, f = WINDOW_HEADS[method]  # the window of the shipped kjv_window recipe ("window heads 3" is that recipe)
         mc = replace(mc, et=replace(mc.et, window_heads=w, rel_pos=lm_preset("kjv_window", mc.chars)[1].et.rel_pos,

@@ -360,8 +360,11 @@ def load_train_state(path: str | os.PathLike,  # a checkpoint written by `fit`
 # %% ../nbs/13_train.ipynb #stage002
 def log_stages(log: dict,  # a training log (`fit`'s, or a shipped checkpoint's `.json`)
                ) -> list[dict]:
-    "The runs that made a model, first run first: a run that continued a trained model keeps that run's log in `previous`"
-    return [*log_stages(log["previous"]), log] if "previous" in log else [log]
+    """The runs that made a model, first run first: a run that continued a trained model keeps that run's log in
+    `previous`, or a summary of that run in `init` (its schedule and seconds, no evaluations)"""
+    if "previous" in log: return [*log_stages(log["previous"]), log]
+    first = log.get("init")
+    return [dict(first, evals=[]), log] if isinstance(first, dict) and "train_config" in first else [log]
 
 
 def training_curve(log: dict,  # a training log
@@ -370,7 +373,7 @@ def training_curve(log: dict,  # a training log
     out, steps, cpu, wall = [], 0, 0.0, 0.0
     for s in log_stages(log):
         out += [dict(e, step=e["step"] + steps, cpu_s=_add(e.get("cpu_s"), cpu), time_s=e["time_s"] + wall)
-                for e in s["evals"]]
+                for e in s["evals"]]  # a summary has none
         steps, cpu, wall = steps + s["train_config"]["steps"], _add(cpu, s.get("train_cpu_s")), wall + s["train_time_s"]
     return out
 

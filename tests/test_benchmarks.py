@@ -3,6 +3,7 @@ it ran on (nothing about how fast anything is: speed is what the benchmark repor
 import importlib.util
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -270,6 +271,20 @@ def test_methods_share_the_shipped_recipes():
     ets = {k: m(0) for k, (_, m) in tm._natural_methods(preset("natural")[0]).items() if "transformer" not in k}
     assert ets["warm T=2, 8 heads, 128 memories"].config.et.H == 8
     assert all(params_of(ImageEnergyTransformer, m.config) == target for m in ets.values())
+
+
+def test_recorded_language_runs_are_what_their_commands_build():
+    """Every causal time-to-quality run on file is what its command builds today: the method and the width in the file's
+    name give a model with the recorded parameter count and descent steps, so a fresh run trains what the pages report"""
+    from energy_transformer.core import params_of
+    tm = _bench("training_methods")
+    files = sorted(tm.RESULTS.glob("language__*.json"))
+    assert len(files) >= 6
+    for f in files:
+        r, width = json.loads(f.read_text()), re.search(r"__D(\d+)__", f.name)
+        cls, mc, _ = tm.language_config(r["method"], width and int(width.group(1)))
+        assert params_of(cls, mc) == r["n_params"], (f.name, params_of(cls, mc), r["n_params"])
+        assert r["kind"] == "transformer" or f"T = {mc.T}," in r["description"], (f.name, mc.T, r["description"])
 
 
 def test_a_run_file_says_what_it_ran(tmp_path):

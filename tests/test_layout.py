@@ -1,6 +1,8 @@
 """The package's layout: no import cycle between its modules (imports inside functions included) and no
 module over 500 lines; importing the package loads no heavy library that only some functions use."""
 import ast
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +73,11 @@ def test_package_import_leaves_heavy_libraries_unloaded():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]", f"importing energy_transformer loads {p.stdout.strip()}"
+
+
+def test_the_package_page_lists_every_module():
+    "The module table of the package page names each module of the package once, and no other"
+    nb = json.loads((PKG.parent / "nbs" / "17_package.ipynb").read_text())
+    table = next("".join(c["source"]) for c in nb["cells"] if c.get("id") == "apimd001")
+    listed = re.findall(r"^\| `(\w+)` \|", table, re.M)
+    assert sorted(listed) == sorted(modules()), (sorted(set(listed) ^ set(modules())), len(listed))
