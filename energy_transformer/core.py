@@ -352,12 +352,13 @@ def record_every(run, # `run(x, k)`: the state after k more steps (k is a Python
     return x_end, jnp.asarray(steps, jnp.int32), jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
 
 # %% ../nbs/01_energy_transformer.ipynb #descpc02
-def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False):
-    "Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction"
-    x = check_tokens(x, et.config.D, "descend: x")
-    if lnorm.D != et.config.D: raise ValueError(f"descend: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
-    check_int("descend", "T", T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
-    check_real("descend", "alpha", alpha, 0)  # alpha < 0 would climb the energy, alpha = 0 stays put (traced: unchecked)
+def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False, fn="descend", T_name="T"):
+    """Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction;
+    errors name the calling function `fn` and its step-count argument `T_name`"""
+    x = check_tokens(x, et.config.D, f"{fn}: x")
+    if lnorm.D != et.config.D: raise ValueError(f"{fn}: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
+    check_int(fn, T_name, T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
+    check_real(fn, "alpha", alpha, 0)  # alpha < 0 would climb the energy, alpha = 0 stays put (traced: unchecked)
     grad, ln, alpha = et.grad if grad is None else grad, jax.vmap(lnorm), jnp.asarray(alpha, x.dtype)
     direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
     return x, direction, lambda x: x - alpha * direction(x)
@@ -391,8 +392,8 @@ def descend_recorded(et: EnergyTransformer, # the energy
                      grad=None, # g -> dE/dg (default: the closed form)
                     ) -> tuple[Float[Array, "N D"], Trajectory]:
     "`descend` with a subsampled record of the energies and of the gradient norm |dE/dg|"
-    x, direction, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
-    check_int("descend", "every", every)
+    x, direction, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak, fn="descend_recorded")
+    check_int("descend_recorded", "every", every)
     ln, lnE = jax.vmap(lnorm), jax.vmap(lnorm.energy)
     def measure(x):
         g, d = ln(x), direction(x)
@@ -407,12 +408,12 @@ def descend_until(et: EnergyTransformer, # the energy
                   lnorm: EnergyLayerNorm, # g = LN(x), token-wise
                   x: Float[Array, "N D"], # initial token states
                   *, alpha=0.1, # step size (traced)
-                  rtol=1e-4, # stop once a step lowers the energy by less than rtol |E| (traced)
+                  rtol=1e-4, # stop once a step changes the energy by less than rtol |E| (traced)
                   T_max: int = 100, # stop after this many steps at the latest (static)
                   grad=None, # g -> dE/dg (default: the closed form)
                  ) -> tuple[Float[Array, "N D"], Int[Array, ""]]:
     "Descend until a step changes the energy by less than `rtol` of itself (or `T_max` steps): final tokens, steps taken"
-    x, _, step = _descent_setup(et, lnorm, x, alpha, T_max, grad)
+    x, _, step = _descent_setup(et, lnorm, x, alpha, T_max, grad, fn="descend_until", T_name="T_max")
     check_real("descend_until", "rtol", rtol, 0)  # NaN would stop after one step
     ln = jax.vmap(lnorm)
     def body(c):

@@ -294,7 +294,7 @@ class ImageEnergyTransformer(AbstractImageModel):
 
     def predict_tokens_until(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                              mask: Bool[Array, "N"],  # True = replaced by the MASK token
-                             *, rtol=1e-3,  # stop once a step lowers the energy by less than rtol |E|
+                             *, rtol=1e-3,  # stop once a step changes the energy by less than rtol |E|
                              T_max: int = 100,  # and after T_max steps at the latest
                              ) -> tuple[Float[Array, "N Z"], Int[Array, ""]]:
         "Reconstructed patch pixels with an adaptive stop (`descend_until`), and the number of steps taken."

@@ -230,7 +230,7 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist, natural or natura
           f"biharmonic {f['biharmonic']['mse']:.5f})")
 
 # %% ../nbs/03_training.ipynb #3fae8dca
-def plot_log(log: dict,  # a training log (`train`'s return value or its JSON file)
+def plot_log(log: dict,  # a training log (returned by `train_inpainting` or `fit`, or their JSON file)
              axs=None,  # two matplotlib axes (default: a new figure)
              title: str | None = None,
              ):

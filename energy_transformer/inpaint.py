@@ -52,7 +52,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
                   photo: np.ndarray,  # C x Hpx x Wpx in [0, 1], at least one window in each direction
                   mask_ratio: float = 0.5,  # fraction of the photo's patches hidden, in (0, 1)
                   seed: int = 0,  # which patches
-                  *, stride: int | None = None,  # pixels between windows, a multiple of the patch size (default half a window)
+                  *, stride: int | None = None,  # pixels between windows, whole patches (default: half a window)
                   power: float = 4,  # sharpness of the `centre_weights` (0: a plain mean of the windows)
                   batch_size: int = 64,  # windows per jitted call
                   ) -> dict:
@@ -65,7 +65,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     if not 0 < mask_ratio < 1: raise ValueError(f"mask ratio must be in (0, 1), got {mask_ratio}")
     if photo.shape[1] < h or photo.shape[2] < w:
         raise ValueError(f"image {photo.shape[1]}x{photo.shape[2]} is smaller than the model's {h}x{w} window")
-    stride = min(h, w) // 2 if stride is None else stride
+    stride = max(p, min(h, w) // 2 // p * p) if stride is None else stride
     if not isinstance(stride, (int, np.integer)) or stride % p or not p <= stride <= min(h, w):
         raise ValueError(f"stride must be a multiple of the patch size {p} from {p} to {min(h, w)}, got {stride!r}")
     H, W = photo.shape[1] // p * p, photo.shape[2] // p * p  # whole patches only

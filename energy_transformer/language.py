@@ -234,7 +234,7 @@ def matched_transformer(config: LMConfig, # the ET's configuration (objective "a
     H = config.et.H
     if D % H: raise ValueError(f"D = {D} is not divisible by H = {H}")
     et_cls, tf_cls = (CausalET, CausalTransformer) if config.objective == "ar" else (MaskedET, MaskedTransformer)
-    with_M = lambda M: replace(config, T=L, et=replace(config.et, D=D, Y=D // H, M=M, rel_pos=0))
+    with_M = lambda M: replace(config, T=L, et=replace(config.et, D=D, Y=D // H, M=M, rel_pos=0, window_heads=0))
     return with_M(matching_width(lambda M: params_of(tf_cls, with_M(M)), params_of(et_cls, config)))
 
 # %% ../nbs/05_language.ipynb #5263aa07
@@ -338,7 +338,7 @@ def _check_temperature(temperature):
 
 def _check_generation(model, prompt: str, length: int, temperature: float, top_k, top_p=None):
     if model.config.objective != "ar":
-        raise ValueError("generate needs an autoregressive model (objective 'ar'); use fill for a masked one")
+        raise ValueError("generate needs an autoregressive model (objective 'ar'); use generate_masked or fill for a masked one")
     if not prompt: raise ValueError("the prompt must have at least one character")
     model.vocab.encode(prompt)  # names characters outside the vocabulary
     check_int("generate", "length", length, 1, MAX_GENERATE)  # a stated maximum: 10**9 characters would run for days

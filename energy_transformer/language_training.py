@@ -444,8 +444,8 @@ def _et_generate_args(prompt: str = None, # text to continue (either model; opti
                       fill: str = None, # text whose '_' characters the masked model fills
                       model: str = None, # model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)
                       length: int = 200, # characters to generate (at most 20000)
-                      steps: int = 32, # masked model: unmasking rounds per window of N/2 new characters
-                      temperature: float = 0.8, # sampling temperature; 0 picks the most likely
+                      steps: int = None, # masked model: unmasking rounds per N/2 new characters (32), in all with --fill (8)
+                      temperature: float = None, # sampling temperature (default 0.8; with --fill 0); 0 picks the most likely
                       top_k: int = None, # autoregressive model: sample among the k most likely characters
                       top_p: float = None, # autoregressive model: sample from the nucleus of this probability mass
                       seed: int = 0, # random seed
@@ -454,8 +454,8 @@ def _et_generate_args(prompt: str = None, # text to continue (either model; opti
      "character by character (autoregressive model; without a prompt it starts a new verse), write --length new "
      "characters by iterative unmasking "
      "(--model kjv_mlm, with or without --prompt), or fill in the characters of a text marked by '_' (--fill). "
-     "Prompts longer than the model's context keep their last N characters; when the context is full, the window "
-     "slides to the last N/2.")
+     "A prompt longer than the model's context keeps its last N characters (a masked model's, its last N/2); when the "
+     "context is full, the window slides to the last N/2.")
 
 def et_generate(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "The `et-generate` command: stream new text after --prompt (or from nothing, masked model), or fill --fill's blanks"
@@ -468,12 +468,15 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
         return lambda text: print((pending.pop() if pending else "") + text, end="", flush=True)
     try:
         m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
-        if a.fill is not None: print(lm.fill(m, a.fill)); return
+        if a.fill is not None:  # fill's own defaults where no option is given: the most likely characters, 8 rounds
+            given = {k: v for k, v in dict(rounds=a.steps, temperature=a.temperature).items() if v is not None}
+            print(lm.fill(m, a.fill, seed=a.seed, **given)); return
+        temperature = 0.8 if a.temperature is None else a.temperature
         if m.config.objective == "mlm":
-            lm.generate_masked(m, a.length, a.prompt or "", rounds=a.steps, temperature=a.temperature, seed=a.seed,
-                               on_text=stream(a.prompt or ""))
+            lm.generate_masked(m, a.length, a.prompt or "", rounds=32 if a.steps is None else a.steps,
+                               temperature=temperature, seed=a.seed, on_text=stream(a.prompt or ""))
         else:  # no prompt: the context is a line break, the end of a verse
-            lm.generate(m, a.prompt or "\n", a.length, temperature=a.temperature, top_k=a.top_k, top_p=a.top_p,
+            lm.generate(m, a.prompt or "\n", a.length, temperature=temperature, top_k=a.top_k, top_p=a.top_p,
                         seed=a.seed, on_char=stream(a.prompt or ""))
         print()
     except (ValueError, TypeError, FileNotFoundError) as e:

@@ -140,7 +140,7 @@ def random_masks(key: PRNGKeyArray,  # random key for the batch
                  ratio: float,  # fraction of patches chosen (and scored)
                  keep: float = 0.0,  # fraction of the chosen patches left visible (BERT-style)
                  ) -> tuple[Bool[Array, "B N"], Bool[Array, "B N"]]:
-    "`(chosen, masked)` for a batch: `mask_count(N, ratio)` chosen per image, `round(keep * chosen)` of them kept."
+    "`(chosen, masked)` for a batch: `mask_count(N, ratio)` chosen per image, `keep_count(chosen, keep)` of them kept."
     check_key(key); check_int("random_masks", "B", B)
     n_chosen = mask_count(N, ratio)
     n_keep = keep_count(n_chosen, keep)

@@ -108,8 +108,9 @@ def window_stream(ids: np.ndarray, length: int, batch_size: int, seed: int = 0):
 def scored_windows(ids: np.ndarray, # held-out text as ids
                    length: int, # the model's context N
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Windows of `length` tokens with stride length/2 and a mask of the positions to score, so every token after the first
-    is predicted exactly once with at least length/2 tokens of context (all of it in the first window)"""
+    """Windows of `length` + 1 tokens (a model's `length` inputs and their next tokens) with stride length/2 and a mask
+    of the positions to score, so every token after the first is predicted exactly once with at least length/2 tokens
+    of context (all of it in the first window)"""
     n = len(ids)
     if n < length + 1: raise ValueError(f"need more than {length} tokens to score, got {n}")
     half = length // 2

