@@ -1,6 +1,9 @@
 # Two commands do all the set-up: `make site` and `make test` (see README.md).
 SHELL := /bin/bash
 VENV ?= .venv
+# Every command runs with the project's .venv by its path: another activated virtualenv would only make IPython warn
+# in every notebook run and doc build.
+unexport VIRTUAL_ENV
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 NBDEV_WORKERS ?= 2
