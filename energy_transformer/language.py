@@ -440,7 +440,8 @@ def generate_masked(model: AbstractMaskedLM, # a masked model
                     on_text=None, # called with each window's new text (streaming)
                    ) -> str:
     """`length` new characters after `prompt`, by iterative unmasking (discrete-diffusion style), N/2 characters at a time:
-    each window holds the last N/2 known characters and MASK tokens after them"""
+    each window holds the last N/2 known characters and MASK tokens after them (without a prompt, the first window is N
+    MASK tokens)"""
     if model.config.objective != "mlm": raise ValueError("generate_masked needs a masked model (objective 'mlm')")
     check_int("generate_masked", "length", length, 1, MAX_GENERATE); check_int("generate_masked", "rounds", rounds)
     _check_temperature(temperature)

@@ -440,7 +440,7 @@ def load_language_model(name_or_path: str): # a shipped model name (e.g. "kjv_ar
         raise ValueError(f"{name_or_path} holds a {type(model).__name__}, not a language model")
     return model
 
-def _et_generate_args(prompt: str = None, # text to continue (either model; optional for a masked model)
+def _et_generate_args(prompt: str = None, # text to continue; without it, a new verse (causal) or text from nothing (masked)
                       fill: str = None, # text whose '_' characters the masked model fills
                       model: str = None, # model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)
                       length: int = 200, # characters to generate (at most 20000)
