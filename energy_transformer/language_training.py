@@ -468,16 +468,14 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
         return lambda text: print((pending.pop() if pending else "") + text, end="", flush=True)
     try:
         m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
-        if a.fill is not None:  # fill's own defaults where no option is given: the most likely characters, 8 rounds
-            given = {k: v for k, v in dict(rounds=a.steps, temperature=a.temperature).items() if v is not None}
-            print(lm.fill(m, a.fill, seed=a.seed, **given)); return
-        temperature = 0.8 if a.temperature is None else a.temperature
+        given = lambda **kw: {k: v for k, v in kw.items() if v is not None}  # options not given keep each function's default
+        if a.fill is not None: print(lm.fill(m, a.fill, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
         if m.config.objective == "mlm":
-            lm.generate_masked(m, a.length, a.prompt or "", rounds=32 if a.steps is None else a.steps,
-                               temperature=temperature, seed=a.seed, on_text=stream(a.prompt or ""))
+            lm.generate_masked(m, a.length, a.prompt or "", seed=a.seed, on_text=stream(a.prompt or ""),
+                               **given(rounds=a.steps, temperature=a.temperature))
         else:  # no prompt: the context is a line break, the end of a verse
-            lm.generate(m, a.prompt or "\n", a.length, temperature=temperature, top_k=a.top_k, top_p=a.top_p,
-                        seed=a.seed, on_char=stream(a.prompt or ""))
+            lm.generate(m, a.prompt or "\n", a.length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(a.prompt or ""),
+                        **given(temperature=a.temperature))
         print()
     except (ValueError, TypeError, FileNotFoundError) as e:
         print(f"et-generate: {e}", file=sys.stderr); sys.exit(2)
