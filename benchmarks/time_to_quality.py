@@ -51,6 +51,11 @@ class RunsByMethod(dict):
         "The runs among `rows` trained for `seconds` CPU seconds, by method"
         return cls([r for r in rows if r["seconds"] == seconds], task, f"--seconds {seconds:g}")
 
+    @classmethod
+    def after_steps(cls, rows: list[dict], task: str, steps: int) -> "RunsByMethod":
+        "The runs among `rows` trained for exactly `steps` optimizer steps (`--steps`), by method"
+        return cls([r for r in rows if r["seconds"] is None and r["steps"] == steps], task, f"--steps {steps}")
+
     def __missing__(self, method):
         raise FileNotFoundError(f"no {self.task} run {method!r} among the benchmark results; make it with python "
                                 f"benchmarks/training_methods.py --task {self.task} --method {method!r} {self.how}")

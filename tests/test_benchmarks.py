@@ -402,3 +402,8 @@ def test_runs_by_method_name_a_missing_run_and_its_command():
     assert list(full) == ["warm T=2"] and full["warm T=2"]["valid"] == 2.0
     with pytest.raises(FileNotFoundError, match=r"--method 'cold' --seconds 5049$"):
         full["cold"]
+    steps = [{"method": "warm T=2", "seconds": None, "steps": n, "valid": v} for n, v in ((45622, 3.0), (136866, 4.0))]
+    longer = _bench("time_to_quality").RunsByMethod.after_steps(rows + steps, "natural_image", 136866)  # one step count's
+    assert list(longer) == ["warm T=2"] and longer["warm T=2"]["valid"] == 4.0
+    with pytest.raises(FileNotFoundError, match=r"--method 'cold' --steps 136866$"):
+        longer["cold"]
