@@ -101,13 +101,16 @@ def _harmonic_channel(f, hidden, tol, maxiter):
     b = jnp.where(hidden, _neighbour_sum(jnp.where(hidden, 0.0, f)), 0.0)
     n_visible = jnp.sum(~hidden)
     mean = jnp.where(n_visible > 0, jnp.sum(jnp.where(hidden, 0.0, f)) / jnp.maximum(n_visible, 1), 0.5)
-    u, _ = jax.scipy.sparse.linalg.cg(A, b, x0=jnp.where(hidden, mean, 0.0), tol=tol, maxiter=maxiter)  # from the mean fill
+    # CG from the mean fill stops at a residual of tol |b|, or of tol / 100 per hidden pixel (RMS) where that is larger: a
+    # hole ringed by black pixels has b ~ 0, and a residual relative to it is below what float32 resolves (CG divides 0 by 0)
+    floor = 0.01 * tol * jnp.sqrt(jnp.sum(hidden))
+    u, _ = jax.scipy.sparse.linalg.cg(A, b, x0=jnp.where(hidden, mean, 0.0), tol=tol, atol=floor, maxiter=maxiter)
     return jnp.where(n_visible > 0, jnp.where(hidden, u, f), 0.5)  # nothing visible: mid-grey
 
 
 def harmonic_solve(image: Float[Array, "C Hpx Wpx"],  # pixels (JAX arrays: works under jit and vmap)
                    hidden: Bool[Array, "Hpx Wpx"],  # True = unknown
-                   tol: float = 1e-6,  # relative residual at which conjugate gradients stop
+                   tol: float = 1e-6,  # conjugate gradients stop at a residual of tol |b| (at least tol / 100 per hidden pixel)
                    maxiter: int | None = None,  # at most this many iterations (default 10 x the pixels of a channel)
                    ) -> Float[Array, "C Hpx Wpx"]:
     "The harmonic fill as a traceable JAX function (no checks; nothing visible gives mid-grey), e.g. inside a model"
@@ -120,7 +123,7 @@ _harmonic_jit = jax.jit(harmonic_solve, static_argnames="maxiter")
 
 def harmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
                   pixel_mask: np.ndarray,  # Hpx x Wpx, True = unknown
-                  tol: float = 1e-6,  # relative residual at which conjugate gradients stop
+                  tol: float = 1e-6,  # conjugate gradients stop at a residual of tol |b| (at least tol / 100 per hidden pixel)
                   ) -> np.ndarray:
     "Unknown pixels filled by the solution of Laplace's equation with the visible pixels as boundary values (each channel)."
     image, pixel_mask = _check_fill(image, pixel_mask)
