@@ -129,7 +129,7 @@ def test_harmonic_start_of_a_hole_ringed_by_black_is_finite():
     crop = load_natural("train", n=20000)[9905]  # the crop that stopped a run (seeded: the same crop on any machine)
     grid = ["01000100", "01111001", "00101011", "00100101", "10010000", "01111111", "01010100", "00010101"]
     hidden = np.kron(np.array([[c == "1" for c in row] for row in grid]), np.ones((4, 4), bool))  # its mask, 4 x 4 patches
-    assert np.abs(crop[:, hidden.any(0) | hidden.any(1)]).max() > 0.5 and np.median(crop) == 0  # dark, one bright corner
+    assert np.median(crop) == 0 and crop.max() > 0.5  # still that crop: mostly black, one bright corner
     both = np.asarray(jax.jit(jax.vmap(harmonic_solve, (0, None, None)))(jnp.stack([np.zeros_like(crop), crop]), hidden, 1e-5))
     assert np.isfinite(both).all()
     visible = crop[:, ~hidden]
