@@ -237,9 +237,9 @@ def language_config(method: str, width: int | None = None, preset: str = "kjv_ar
     two heads of a taylor recipe softmax heads over the last 64 characters ("window heads 3": the first three;
     "half-lives >= f": the taylor heads' decays floored); the matched transformer has the ET's parameter count"""
     cls, mc, tc = lm_preset(preset, kjv_alphabet())
-    if preset == "kjv_ar": width = width or LANGUAGE_WIDTH
+    if preset == "kjv_ar": width, T = width or LANGUAGE_WIDTH, LANGUAGE_T.get(method)
+    else: T = 2 if method == "T=2" else None
     if width: mc = replace(mc, et=replace(mc.et, D=width, H=width // 32, Y=32, M=4 * width))
-    T = LANGUAGE_T.get(method) if preset == "kjv_ar" else 2 if method == "T=2" else None
     if T is not None and mc.T != T: mc = replace(mc, T=T, alpha=mc.alpha * mc.T / T)
     if method in WINDOW_HEADS:
         w, f = WINDOW_HEADS[method]  # the window of the shipped kjv_window recipe ("window heads 3" is that recipe)

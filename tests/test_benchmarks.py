@@ -6,11 +6,20 @@ import math
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+import equinox as eqx
 import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
+from energy_transformer.classify import ClassifierConfig, ImageClassifier
+from energy_transformer.core import EnergyTransformer, ETConfig, params_of
+from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
+from energy_transformer.image_training import preset
+from energy_transformer.language_training import kjv_alphabet, lm_preset
 from energy_transformer.train import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,12 +222,6 @@ def test_merge_keeps_stamped_sections_only():
 
 def test_training_gradient_candidates_are_exact():
     "The fused and the hand-derived (custom_vjp) energy gradients of benchmarks/variants.py: value and VJP == autodiff"
-    import equinox as eqx
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    from energy_transformer.core import EnergyTransformer, ETConfig
     var = _bench("variants")
     with jax.enable_x64(True):
         et = EnergyTransformer(ETConfig(D=16, H=2, Y=4, M=24), key=jax.random.key(0))
@@ -237,9 +240,6 @@ def test_training_gradient_candidates_are_exact():
 
 def test_circulant_projection_is_a_circular_correlation():
     "benchmarks/circulant.py: its dense columns are circulant, and the FFT projection equals the dense one"
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
     circ = _bench("circulant")
     with jax.enable_x64(True):
         c = jax.random.normal(jax.random.key(0), (3, 8), jnp.float64)
@@ -255,12 +255,6 @@ def test_circulant_projection_is_a_circular_correlation():
 def test_methods_share_the_shipped_recipes():
     """The benchmark's window-head methods are the shipped kjv_window recipe (floors aside); its natural-photo ETs all
     have the parameter count its matched transformers are matched to"""
-    from dataclasses import replace
-
-    from energy_transformer.core import params_of
-    from energy_transformer.image import ImageEnergyTransformer
-    from energy_transformer.image_training import preset
-    from energy_transformer.language_training import kjv_alphabet, lm_preset
     tm = _bench("training_methods")
     shipped = lm_preset("kjv_window", kjv_alphabet())[1]
     assert tm.language_config("window heads 3", None, "kjv_taylor")[1] == shipped
@@ -276,7 +270,6 @@ def test_methods_share_the_shipped_recipes():
 def test_recorded_language_runs_are_what_their_commands_build():
     """Every causal time-to-quality run on file is what its command builds today: the method and the width in the file's
     name give a model with the recorded parameter count and descent steps, so a fresh run trains what the pages report"""
-    from energy_transformer.core import params_of
     tm = _bench("training_methods")
     files = sorted(tm.RESULTS.glob("language__*.json"))
     assert len(files) >= 6
@@ -290,9 +283,6 @@ def test_recorded_language_runs_are_what_their_commands_build():
 def test_a_run_file_says_what_it_ran(tmp_path):
     """A run file records whether its model is an ET or a transformer baseline, read from the model itself (a classifier
     whose token mixer is a transformer stack is a transformer); a stamped file without that is refused by name"""
-    from energy_transformer.classify import ClassifierConfig, ImageClassifier
-    from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
-    from energy_transformer.image_training import preset
     tm, tq = _bench("training_methods"), _bench("time_to_quality")
     mc, key = preset("fashion_mnist")[0], jax.random.PRNGKey(0)
     cc = ClassifierConfig(patch_size=7, et=tm.ETConfig(D=32, H=2, Y=8, M=512), T=2)
