@@ -155,6 +155,7 @@ def _natural_methods(mc):
     patches starting cold (the MASK token) or warm (the harmonic fill plus the MASK token, residual output)"""
     warm = replace(mc, start="harmonic", residual=True)
     head64 = replace(warm, et=replace(warm.et, H=1, Y=64))  # the warm recipe with one head of 64 (the same parameters)
+    stack = preset("natural_stack")[0]  # four energy blocks of one step, one head of 16 and 64 memories each
     et = lambda c: (lambda seed: ImageEnergyTransformer(c, key=jax.random.PRNGKey(seed)))
     mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
     return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
@@ -164,6 +165,10 @@ def _natural_methods(mc):
             **{name: (f"ET, warm start, T = {T}, {label} (the same parameter count)",
                       et(_fewer_steps(replace(warm, et=replace(warm.et, **fields)), T)))
                for name, (T, fields, label) in WARM_VARIANTS.items()},
+            "warm, 4 energy blocks": ("ET, warm start, four distinct energy blocks of one step each (one head of 16 and 64 "
+                                      "memories per block: the same parameter count)", et(stack)),
+            "matched transformer warm, 4 blocks": ("4 transformer blocks shaped like the 4 energy blocks (one head of 16), the "
+                                                   "same parameter count, warm start", mae(matched_mae(stack, L=4))),
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
             "matched transformer warm": ("1 transformer block, the same parameter count, warm start", mae(matched_mae(warm))),
             "matched transformer warm, 1 head of 64": ("1 transformer block, the same parameter count, warm start, 1 head "

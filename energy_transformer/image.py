@@ -72,19 +72,19 @@ class ImageETConfig(PatchGeometry):
     normalize: bool = False  # work relative to the mean of each image's visible pixels (per channel)
     start: str = "mask"  # hidden tokens start as the MASK token, or ("harmonic") as its sum with their harmonic fill's embedding
     residual: bool = False  # hidden pixels = start fill + decode(x_T) - decode(x_0): zero steps return the classical fill
+    blocks: int = 1  # distinct energy blocks, each descended T steps in turn (1: the paper's single block)
 
     def __post_init__(self):
         self._check_geometry()
         if not isinstance(self.et, ETConfig): raise TypeError(f"et must be an ETConfig, got {type(self.et).__name__}")
         check_real("ImageETConfig", "alpha", self.alpha, 0, low_open=True)
-        check_int("ImageETConfig", "T", self.T, 1, MAX_STEPS)
+        check_int("ImageETConfig", "T", self.T, 1, MAX_STEPS); check_int("ImageETConfig", "blocks", self.blocks)
 
     @classmethod
     def from_dict(cls, d: dict) -> "ImageETConfig":
         "Inverse of `to_dict`; unknown keys are an error."
         d = dict(d); et = d.pop("et", {})
-        known = {"image_shape", "patch_size", "alpha", "T", "normalize", "start", "residual"}
-        if set(d) - known: raise ValueError(f"unknown ImageETConfig keys {sorted(set(d) - known)}")
+        if unknown := set(d) - set(cls.__dataclass_fields__): raise ValueError(f"unknown ImageETConfig keys {sorted(unknown)}")
         return cls(et=ETConfig(**et), **d)
 
     @classmethod
@@ -105,7 +105,8 @@ class ImageETConfig(PatchGeometry):
 # %% ../nbs/02_image_inpainting.ipynb #1903e649
 class ImageTrajectory(eqx.Module):
     "Subsampled record of one image's descent: energies per recorded step and optionally decoded images."
-    step: Int[Array, "S"]  # descent step of each record
+    step: Int[Array, "S"]  # descent step of each record (counted on through the blocks)
+    block: Int[Array, "S"]  # energy block of each record (0 with one block); a block's first record is where the last ended
     e_att: Float[Array, "S"]  # attention energy
     e_hn: Float[Array, "S"]  # Hopfield energy
     e_total: Float[Array, "S"]  # E_att + E_hn (+ E_LN with a leak)
@@ -240,34 +241,38 @@ class AbstractImageModel(eqx.Module):
 
 # %% ../nbs/02_image_inpainting.ipynb #imgpc004
 class ImageEnergyTransformer(AbstractImageModel):
-    "Masked-image model: patch embedding, CLS/MASK tokens, position embeddings, `T` ET descent steps, decoder."
+    "Masked-image model: patch embedding, CLS/MASK tokens, positions, `T` descent steps down each block's energy, decoder."
     embed: ImageEmbedding
-    et: EnergyTransformer
-    lnorm: EnergyLayerNorm
+    et: EnergyTransformer  # with K > 1 blocks every array has a leading axis of K
+    lnorm: EnergyLayerNorm  # the same
     decoder: PatchDecoder
     alpha: Float[Array, ""]  # descent step size (traced; frozen in training)
     config: ImageETConfig = eqx.field(static=True)
 
     def __init__(self, config: ImageETConfig, *, key: PRNGKeyArray):
         ke, kt, kd = jax.random.split(check_key(key), 3)
-        D = config.et.D
-        self.embed, self.lnorm = ImageEmbedding(config, D, key=ke), EnergyLayerNorm(D)
-        self.et = EnergyTransformer(config.et, key=kt)
+        D, K = config.et.D, config.blocks
+        block = lambda k: (EnergyTransformer(config.et, key=k), EnergyLayerNorm(D))
+        self.embed = ImageEmbedding(config, D, key=ke)
+        self.et, self.lnorm = block(kt) if K == 1 else eqx.filter_vmap(block)(jax.random.split(kt, K))
         self.decoder = PatchDecoder(D, config.Z, 0.0 if config.normalize else 0.5, key=kd)
         self.alpha, self.config = jnp.asarray(config.alpha, float_dtype()), config
 
+    def energy_blocks(self) -> list[tuple[EnergyTransformer, EnergyLayerNorm]]:
+        "(energy, layer norm) of each block in the order of descent: the one block, or the K slices of the stacked arrays"
+        if self.config.blocks == 1: return [(self.et, self.lnorm)]
+        return [jax.tree.map(lambda a, k=k: a[k], (self.et, self.lnorm)) for k in range(self.config.blocks)]
+
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
-        "The energy's layer norm: the decoder reads the state the energy sees"
-        return self.lnorm(x)
+        "The (last) energy's layer norm: the decoder reads the state that energy sees"
+        return self.energy_blocks()[-1][1](x)
 
     def visible_stats(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"]) -> tuple[Float[Array, "Z"], Float[Array, "Z"]]:
         "Offset and scale of the pixels: per-channel mean of the visible pixels with `normalize` (else 0), and 1."
-        Z = self.config.Z
+        C, Z = self.config.image_shape[0], self.config.Z
         if not self.config.normalize: return jnp.zeros(Z), jnp.ones(Z)
-        C = self.config.image_shape[0]
         t = tokens.reshape(tokens.shape[0], C, -1)
-        w = jnp.broadcast_to((~mask)[:, None, None], t.shape).astype(t.dtype)
-        n = w.sum((0, 2))
+        w = jnp.broadcast_to((~mask)[:, None, None], t.shape).astype(t.dtype); n = w.sum((0, 2))
         mu = jnp.where(n > 0, (t * w).sum((0, 2)) / jnp.maximum(n, 1), 0.5)
         return jnp.repeat(mu, Z // C), jnp.ones(Z)
 
@@ -280,8 +285,11 @@ class ImageEnergyTransformer(AbstractImageModel):
                        fill: Float[Array, "N Z"] | None = None,  # warm start only: start pixels (default `start_fill`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
-        run = lambda x: (descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.config.T if T is None else T, remat=remat,
-                                 grad=jax.grad(self.et.energy) if autograd else None, backprop_steps=backprop_steps), None)
+        def run(x):
+            for et, ln in self.energy_blocks():
+                x = descend(et, ln, x, alpha=self.alpha, T=self.config.T if T is None else T, remat=remat,
+                            grad=jax.grad(et.energy) if autograd else None, backprop_steps=backprop_steps)
+            return x, None
         return self._fill(tokens, mask, run, fill)[0]
 
     def _fill(self, tokens, mask, run, fill=None):
@@ -298,6 +306,7 @@ class ImageEnergyTransformer(AbstractImageModel):
                              T_max: int = 100,  # and after T_max steps at the latest
                              ) -> tuple[Float[Array, "N Z"], Int[Array, ""]]:
         "Reconstructed patch pixels with an adaptive stop (`descend_until`), and the number of steps taken."
+        if self.config.blocks > 1: raise ValueError("an adaptive stop needs one energy; this model has several blocks")
         return self._fill(tokens, mask, lambda x: core.descend_until(self.et, self.lnorm, x, alpha=self.alpha, rtol=rtol,
                                                                       T_max=T_max))
 
@@ -312,17 +321,21 @@ class ImageEnergyTransformer(AbstractImageModel):
         pt, image = self.patcher, as_float_pixels(image, "image")
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
-        tokens = pt.tokenify(image)
-        tokens, mask = self._check(tokens, mask)
+        tokens, mask = self._check(pt.tokenify(image), mask)
         T = self.config.T if T is None else T
         mu, sd = self.visible_stats(tokens, mask)
         x0, base = self.initial_state(tokens, mask, None, mu, sd)
         pixels = lambda x: pt.untokenify(self.readout(x, x0, base, mu, sd))
-        if not record: return pixels(descend(self.et, self.lnorm, x0, alpha=self.alpha, T=T)), None
-        x, tr = descend_recorded(self.et, self.lnorm, x0, alpha=self.alpha, T=T, every=every, keep_states=keep_images)
-        out, images = pixels(x), None if tr.x is None else jax.vmap(pixels)(tr.x)
-        return out, ImageTrajectory(step=tr.step, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total, grad_norm=tr.grad_norm,
-                                    images=images)
+        x, trs = x0, []
+        for et, ln in self.energy_blocks():  # each block's record starts where the last one ended, in its own energy
+            if not record: x = descend(et, ln, x, alpha=self.alpha, T=T); continue
+            x, tr = descend_recorded(et, ln, x, alpha=self.alpha, T=T, every=every, keep_states=keep_images)
+            trs.append(eqx.tree_at(lambda t: t.step, tr, tr.step + len(trs) * T))
+        if not record: return pixels(x), None
+        tr = jax.tree.map(lambda *a: jnp.concatenate(a), *trs)
+        return pixels(x), ImageTrajectory(step=tr.step, block=jnp.repeat(jnp.arange(len(trs)), len(trs[0].step)), e_att=tr.e_att,
+                                          e_hn=tr.e_hn, e_total=tr.e_total, grad_norm=tr.grad_norm,
+                                          images=None if tr.x is None else jax.vmap(pixels)(tr.x))
 
 # %% ../nbs/02_image_inpainting.ipynb #inp006
 def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
@@ -369,21 +382,21 @@ def descent_quality(model: "ImageEnergyTransformer",  # a trained image model
                     mask: np.ndarray,  # B x N, True = hidden
                     T: int,  # descent steps (may exceed the trained `config.T`)
                     ) -> dict[str, np.ndarray]:
-    "Masked-patch MSE, energy and gradient norm |dE/dg| (means over the images) after every descent step `0..T`."
-    pt = model.patcher
+    "Masked-patch MSE, energy and |dE/dg| (means over the images) after each descent step 0..T; whether each block's energy fell"
     run = eqx.filter_jit(jax.vmap(lambda m, x, k: m(x, k, T=T, record=True, keep_images=True)[1], in_axes=(None, 0, 0)))
-    tr = run(model, jnp.asarray(images), jnp.asarray(mask, bool))
+    tr, pt = run(model, jnp.asarray(images), jnp.asarray(mask, bool)), model.patcher
     tokens = pt.tokenify(np.asarray(images))
     mse = np.stack([masked_mse(pt.tokenify(np.asarray(tr.images[:, s])), tokens, mask) for s in range(tr.images.shape[1])], 1)
+    falls = (np.diff(np.asarray(tr.e_total), axis=1) <= 0) | (np.diff(np.asarray(tr.block)) != 0)  # within each block
     return dict(step=np.asarray(tr.step[0]), mse=mse.mean(0), energy=np.asarray(tr.e_total).mean(0),
-                grad_norm=np.asarray(tr.grad_norm).mean(0), monotone=bool((np.diff(np.asarray(tr.e_total), axis=1) <= 0).all()))
+                grad_norm=np.asarray(tr.grad_norm).mean(0), monotone=bool(falls.all()))
 
 # %% ../nbs/02_image_inpainting.ipynb #inp026
 def decode_memories(model: "ImageEnergyTransformer",  # a trained image model
                     ) -> np.ndarray:
-    "Each row of `Xi` decoded like a token state after the layer norm: `M x C x p x p` patches."
+    "Each row of `Xi` (of every block) decoded like a token state after the layer norm: `M x C x p x p` patches."
     pt = model.patcher; C, p = pt.image_shape[0], pt.p
-    z = np.asarray(jax.vmap(model.decoder)(model.et.Xi))
+    z = np.asarray(jax.vmap(model.decoder)(model.et.Xi.reshape(-1, model.config.et.D)))
     return z.reshape(-1, C, p, p)
 
 
@@ -394,7 +407,7 @@ def show_memories(model: "ImageEnergyTransformer",  # a trained image model
     "Grid of decoded memories `Xi`, each contrast-stretched to its own range, largest `|Xi_mu|` first."
     import matplotlib.pyplot as plt  # loaded on first use
     pats = decode_memories(model)
-    order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi), axis=1))[:n]
+    order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi).reshape(len(pats), -1), axis=1))[:n]
     nrows = -(-len(order) // ncols)
     fig, axs = plt.subplots(nrows, ncols, figsize=(0.5 * ncols, 0.5 * nrows), squeeze=False)
     for a in axs.flat: a.axis("off")
@@ -422,10 +435,7 @@ class MAEConfig(PatchGeometry):
 
     def __post_init__(self):
         self._check_geometry()
-        for k in ("D", "H", "Y", "M", "L", "repeat"):
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"MAEConfig.{k} must be an int >= 1, got {v!r}")
+        for k in ("D", "H", "Y", "M", "L", "repeat"): check_int("MAEConfig", k, getattr(self, k))
 
     @classmethod
     def from_dict(cls, d: dict) -> "MAEConfig":
@@ -465,8 +475,7 @@ class TransformerMAE(AbstractImageModel):
                        fill: Float[Array, "N Z"] | None = None,  # warm start only: start pixels (default `start_fill`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `repeat` passes through the `L` blocks."
-        tokens, mask = self._check(tokens, mask)
-        x0, base = self.initial_state(tokens, mask, fill)
+        x0, base = self.initial_state(*self._check(tokens, mask), fill)
         x = x0
         for _ in range(self.config.repeat): x = core.apply_blocks(self.blocks, x, remat=remat)
         return self.readout(x, x0, base)
