@@ -254,7 +254,8 @@ def test_circulant_projection_is_a_circular_correlation():
 
 def test_methods_share_the_shipped_recipes():
     """The benchmark's window-head methods are the shipped kjv_window recipe (floors aside); its natural-photo ETs all
-    have the parameter count its matched transformers are matched to"""
+    have the parameter count its matched transformers are matched to, the energy blocks' extra layer norms and inverse
+    temperatures aside"""
     tm = _bench("training_methods")
     shipped = lm_preset("kjv_window", kjv_alphabet())[1]
     assert tm.language_config("window heads 3", None, "kjv_taylor")[1] == shipped
@@ -264,7 +265,9 @@ def test_methods_share_the_shipped_recipes():
     target = params_of(ImageEnergyTransformer, preset("natural")[0])
     ets = {k: m(0) for k, (_, m) in tm._natural_methods(preset("natural")[0]).items() if "transformer" not in k}
     assert ets["warm T=2, 8 heads, 128 memories"].config.et.H == 8
-    assert all(params_of(ImageEnergyTransformer, m.config) == target for m in ets.values())
+    extra = lambda c: (c.blocks - 1) * (c.et.D + 2)  # each further block's layer norm (gain and D biases) and beta
+    assert ets["warm, 4 energy blocks"].config.blocks == 4
+    assert all(params_of(ImageEnergyTransformer, m.config) == target + extra(m.config) for m in ets.values())
 
 
 def test_recorded_language_runs_are_what_their_commands_build():
