@@ -7,25 +7,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from warm_examples import PT, WARM, smooth_example
 
 from energy_transformer.checkpoint import load_checkpoint, save_checkpoint
 from energy_transformer.core import count_params
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, decode_memories, descent_quality
 from energy_transformer.image_training import preset
 from energy_transformer.inpaint import inpaint_photo
-from energy_transformer.patches import make_masks
-
-WARM = replace(ImageETConfig.tiny(image_shape=(3, 28, 28)), start="harmonic", residual=True)
-PT = WARM.patcher
-
-
-def _example(seed: int = 0, hidden: int = 7):
-    "A smooth random RGB image and a mask hiding `hidden` of its 16 patches"
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[:28, :28] / 28
-    wave = 0.3 * np.sin(3 * xx + rng.random((3, 1, 1)) * 6) * np.cos(2 * yy)
-    image = np.clip(0.5 + wave + 0.05 * rng.random((3, 28, 28)), 0, 1)
-    return jnp.asarray(image, jnp.float32), make_masks(jax.random.key(seed), PT.N, hidden)[1]
 
 
 def test_one_block_is_the_single_energy_model():
@@ -48,7 +36,7 @@ def test_identical_blocks_equal_more_steps_of_one_block():
     three = ImageEnergyTransformer(replace(WARM, T=1, blocks=3), key=jax.random.key(2))
     three = eqx.tree_at(lambda m: (m.embed, m.decoder, m.alpha, m.et, m.lnorm), three,
                         (one.embed, one.decoder, one.alpha, jax.tree.map(tile, one.et), jax.tree.map(tile, one.lnorm)))
-    image, mask = _example()
+    image, mask = smooth_example()
     tokens = PT.tokenify(image)
     np.testing.assert_allclose(three.predict_tokens(tokens, mask), one.predict_tokens(tokens, mask), atol=2e-6)
 
@@ -57,21 +45,21 @@ def test_each_block_lowers_its_own_energy():
     model = ImageEnergyTransformer(replace(WARM, T=4, blocks=3), key=jax.random.key(3))
     record = eqx.filter_jit(lambda m, image, mask: m(image, mask, record=True)[1])
     for seed in range(3):
-        tr = record(model, *_example(seed, hidden=4 + 3 * seed))
+        tr = record(model, *smooth_example(seed, hidden=4 + 3 * seed))
         e, block = np.asarray(tr.e_total), np.asarray(tr.block)
         np.testing.assert_array_equal(block, np.repeat([0, 1, 2], 5))  # T + 1 records per block
         np.testing.assert_array_equal(np.asarray(tr.step), np.concatenate([np.arange(5) + 4 * k for k in range(3)]))
         for k in range(3):
             ek = e[block == k]
             assert (np.diff(ek) <= 1e-6 * np.abs(ek[:-1])).all(), (k, ek)
-    images, masks = zip(*(_example(s) for s in range(2)), strict=True)
+    images, masks = zip(*(smooth_example(s) for s in range(2)), strict=True)
     q = descent_quality(model, np.stack(images), np.stack(masks), T=4)
     assert q["monotone"] and q["mse"].shape == (15,)
 
 
 def test_zero_steps_return_the_fill_and_known_pixels_never_change():
     model = ImageEnergyTransformer(replace(WARM, T=2, blocks=3), key=jax.random.key(4))
-    image, mask = _example()
+    image, mask = smooth_example()
     tokens, hidden = PT.tokenify(image), np.asarray(mask)
     zero = np.asarray(model.predict_tokens(tokens, mask, T=0))
     fill = np.asarray(model.start_fill(tokens, mask))
@@ -96,7 +84,7 @@ def test_stack_settings_are_checked_in_one_line():
     with pytest.raises(ValueError, match="blocks must be an int >= 1"): replace(WARM, blocks=0)
     with pytest.raises(ValueError, match="blocks must be an int >= 1"): replace(WARM, blocks=True)
     model = ImageEnergyTransformer(replace(WARM, blocks=2), key=jax.random.key(6))
-    image, mask = _example()
+    image, mask = smooth_example()
     with pytest.raises(ValueError, match="adaptive stop needs one energy"): model.predict_tokens_until(PT.tokenify(image), mask)
 
 

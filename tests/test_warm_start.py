@@ -7,33 +7,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from warm_examples import PT, WARM, smooth_example
 
 from energy_transformer.checkpoint import load_checkpoint, save_checkpoint
 from energy_transformer.data import load_natural
 from energy_transformer.evaluate import harmonic_fill, harmonic_solve
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, MAEConfig, TransformerMAE
 from energy_transformer.inpaint import inpaint_photo
-from energy_transformer.patches import make_masks
 
 predict = eqx.filter_jit(lambda model, tokens, mask, T=None: model.predict_tokens(tokens, mask, T=T))  # T: static
-WARM = replace(ImageETConfig.tiny(image_shape=(3, 28, 28)), start="harmonic", residual=True)
-PT = WARM.patcher
-
-
-def _example(seed: int = 0, hidden: int = 7):
-    "A smooth-ish random RGB image (its tokens) and a mask hiding `hidden` of the 16 patches"
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[:28, :28] / 28
-    wave = 0.3 * np.sin(3 * xx + rng.random((3, 1, 1)) * 6) * np.cos(2 * yy)
-    image = np.clip(0.5 + wave + 0.05 * rng.random((3, 28, 28)), 0, 1)
-    _, mask = make_masks(jax.random.key(seed), PT.N, hidden)
-    return jnp.asarray(image, jnp.float32), mask
 
 
 @pytest.mark.parametrize("normalize", [False, True])
 def test_zero_steps_return_the_harmonic_fill_exactly(normalize):
     model = ImageEnergyTransformer(replace(WARM, normalize=normalize), key=jax.random.key(1))
-    image, mask = _example()
+    image, mask = smooth_example()
     tokens = PT.tokenify(image)
     zero = eqx.filter_jit(lambda m, t, k: (m.predict_tokens(t, k, T=0), m.start_fill(t, k)))  # one program: the same fill
     out, fill = map(np.asarray, zero(model, tokens, mask))
@@ -49,7 +37,7 @@ def test_energy_falls_along_the_warm_descent():
     model = ImageEnergyTransformer(replace(WARM, T=12), key=jax.random.key(2))
     record = eqx.filter_jit(lambda m, image, mask: m(image, mask, record=True)[1])
     for seed in range(3):
-        image, mask = _example(seed, hidden=4 + 3 * seed)
+        image, mask = smooth_example(seed, hidden=4 + 3 * seed)
         tr = record(model, image, mask)
         e = np.asarray(tr.e_total)
         assert (np.diff(e) <= 1e-6 * np.abs(e[:-1])).all(), e
@@ -58,7 +46,7 @@ def test_energy_falls_along_the_warm_descent():
 def test_hidden_pixels_are_never_read():
     "The fill and the descent see only the visible pixels: whatever lies under the mask changes nothing"
     model = ImageEnergyTransformer(WARM, key=jax.random.key(3))
-    image, mask = _example(1)
+    image, mask = smooth_example(1)
     tokens = PT.tokenify(image)
     scrambled = jnp.where(mask[:, None], 1 - tokens, tokens)
     np.testing.assert_array_equal(np.asarray(predict(model, tokens, mask)), np.asarray(predict(model, scrambled, mask)))
@@ -77,7 +65,7 @@ def test_the_matched_transformer_starts_warm_too():
     mc = MAEConfig.like(WARM)
     assert (mc.start, mc.residual) == ("harmonic", True)
     mae = TransformerMAE(replace(mc, L=1), key=jax.random.key(6))
-    image, mask = _example(2)
+    image, mask = smooth_example(2)
     tokens = PT.tokenify(image)
     def unmixed(m, t, k):  # the read-out of the initial state (no block applied), and the fill, in one program
         x0, base = m.initial_state(t, k)
@@ -90,7 +78,7 @@ def test_bad_settings_are_refused_in_one_line():
         replace(ImageETConfig.tiny(), residual=True)
     with pytest.raises(ValueError, match=r"start must be one of \('mask', 'harmonic'\)"):
         replace(ImageETConfig.tiny(), start="biharmonic")
-    image, mask = _example()
+    image, mask = smooth_example()
     tokens = PT.tokenify(image)
     cold = ImageEnergyTransformer(replace(WARM, start="mask", residual=False), key=jax.random.key(0))
     with pytest.raises(ValueError, match="takes no fill"):
@@ -105,7 +93,7 @@ def test_a_warm_model_round_trips_through_a_checkpoint(tmp_path):
     path = save_checkpoint(tmp_path / "warm.npz", model)
     back = load_checkpoint(path, ImageEnergyTransformer)
     assert back.config == model.config
-    image, mask = _example(3)
+    image, mask = smooth_example(3)
     fill_in = eqx.filter_jit(lambda m, image, mask: m(image, mask)[0])
     np.testing.assert_array_equal(np.asarray(fill_in(back, image, mask)), np.asarray(fill_in(model, image, mask)))
 
@@ -117,7 +105,7 @@ def test_a_tied_transformer_round_trips_through_a_checkpoint(tmp_path):
     assert model.blocks[0].Wv is None and model.blocks[0].Wo is None
     back = load_checkpoint(save_checkpoint(tmp_path / "tied.npz", model), TransformerMAE)
     assert back.config.tied_values and back.blocks[0].Wv is None
-    image, mask = _example(4)
+    image, mask = smooth_example(4)
     np.testing.assert_array_equal(np.asarray(eqx.filter_jit(lambda m: m(image, mask))(back)),
                                   np.asarray(eqx.filter_jit(lambda m: m(image, mask))(model)))
 
