@@ -278,10 +278,10 @@ class ImageEnergyTransformer(AbstractImageModel):
 
     def predict_tokens(self, tokens: Float[Array, "N Z"],  # patch pixels of one image (masked ones are ignored)
                        mask: Bool[Array, "N"],  # True = replaced by the MASK token
-                       *, T: int | None = None,  # descent steps (default: config.T)
+                       *, T: int | None = None,  # descent steps of each block (default: config.T)
                        remat: bool = True,  # checkpoint the descent steps (training memory flat in T)
                        autograd: bool = False,  # energy gradient by autodiff instead of the closed form
-                       backprop_steps: int | None = None,  # differentiate only the last k descent steps (see `descend`)
+                       backprop_steps: int | None = None,  # differentiate only the last k descent steps of each block (`descend`)
                        fill: Float[Array, "N Z"] | None = None,  # warm start only: start pixels (default `start_fill`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
