@@ -73,8 +73,8 @@ PRESETS: dict[str, tuple[ImageETConfig, ImageTaskConfig, TrainConfig]] = {
                      ImageTaskConfig(data="natural", eval_size=500, final_eval_size=2000),
                      TrainConfig(steps=45622, batch_size=32, lr=1e-3, eval_every=5702, log_every=1140)),
     # `natural_warm` untied into four distinct energy blocks of one step each (one head of 16 and 64 memories per block:
-    # the same parameter count); 59,460 steps took 1,358 CPU seconds of one core, less than the matched transformer's
-    # 68,695 steps take on the same machine (1,432 at the 48.0 steps per CPU second of its 10,647-step run there)
+    # the same parameter count); 59,460 steps took 1,358 CPU seconds of one core, about what the matched transformer's
+    # 68,695 steps took on the same machine (1,350, its seed-1 run)
     "natural_stack": (ImageETConfig.natural(et=ETConfig(D=64, H=1, Y=16, M=64), T=1, alpha=0.4, start="harmonic",
                                             residual=True, blocks=4),
                       ImageTaskConfig(data="natural", eval_size=500, final_eval_size=2000),
