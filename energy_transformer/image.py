@@ -263,6 +263,12 @@ class ImageEnergyTransformer(AbstractImageModel):
         if self.config.blocks == 1: return [(self.et, self.lnorm)]
         return [jax.tree.map(lambda a, k=k: a[k], (self.et, self.lnorm)) for k in range(self.config.blocks)]
 
+    def _descend_blocks(self, x: Float[Array, "N+1 D"], T: int | None = None, *, autograd=False, **kw) -> Float[Array, "N+1 D"]:
+        "Token states after `T` steps (default `config.T`) down each block's energy in turn; `kw`: `descend`'s keywords"
+        for et, ln in self.energy_blocks(): x = descend(et, ln, x, alpha=self.alpha, T=self.config.T if T is None else T,
+                                                        grad=jax.grad(et.energy) if autograd else None, **kw)
+        return x
+
     def out_norm(self, x: Float[Array, "D"]) -> Float[Array, "D"]:
         "The (last) energy's layer norm: the decoder reads the state that energy sees"
         return self.energy_blocks()[-1][1](x)
@@ -285,11 +291,7 @@ class ImageEnergyTransformer(AbstractImageModel):
                        fill: Float[Array, "N Z"] | None = None,  # warm start only: start pixels (default `start_fill`)
                        ) -> Float[Array, "N Z"]:
         "Reconstructed patch pixels after `T` descent steps (the training path: no energies recorded)."
-        def run(x):
-            for et, ln in self.energy_blocks():
-                x = descend(et, ln, x, alpha=self.alpha, T=self.config.T if T is None else T, remat=remat,
-                            grad=jax.grad(et.energy) if autograd else None, backprop_steps=backprop_steps)
-            return x, None
+        run = lambda x: (self._descend_blocks(x, T, autograd=autograd, remat=remat, backprop_steps=backprop_steps), None)
         return self._fill(tokens, mask, run, fill)[0]
 
     def _fill(self, tokens, mask, run, fill=None):
@@ -326,16 +328,14 @@ class ImageEnergyTransformer(AbstractImageModel):
         mu, sd = self.visible_stats(tokens, mask)
         x0, base = self.initial_state(tokens, mask, None, mu, sd)
         pixels = lambda x: pt.untokenify(self.readout(x, x0, base, mu, sd))
+        if not record: return pixels(self._descend_blocks(x0, T)), None
         x, trs = x0, []
         for et, ln in self.energy_blocks():  # each block's record starts where the last one ended, in its own energy
-            if not record: x = descend(et, ln, x, alpha=self.alpha, T=T); continue
             x, tr = descend_recorded(et, ln, x, alpha=self.alpha, T=T, every=every, keep_states=keep_images)
             trs.append(eqx.tree_at(lambda t: t.step, tr, tr.step + len(trs) * T))
-        if not record: return pixels(x), None
-        tr = jax.tree.map(lambda *a: jnp.concatenate(a), *trs)
-        return pixels(x), ImageTrajectory(step=tr.step, block=jnp.repeat(jnp.arange(len(trs)), len(trs[0].step)), e_att=tr.e_att,
-                                          e_hn=tr.e_hn, e_total=tr.e_total, grad_norm=tr.grad_norm,
-                                          images=None if tr.x is None else jax.vmap(pixels)(tr.x))
+        tr, block = jax.tree.map(lambda *a: jnp.concatenate(a), *trs), jnp.repeat(jnp.arange(len(trs)), len(trs[0].step))
+        return pixels(x), ImageTrajectory(step=tr.step, block=block, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total,
+                                          grad_norm=tr.grad_norm, images=None if tr.x is None else jax.vmap(pixels)(tr.x))
 
 # %% ../nbs/02_image_inpainting.ipynb #inp006
 def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
