@@ -360,11 +360,8 @@ def load_train_state(path: str | os.PathLike,  # a checkpoint written by `fit`
 # %% ../nbs/13_train.ipynb #stage002
 def log_stages(log: dict,  # a training log (`fit`'s, or a shipped checkpoint's `.json`)
                ) -> list[dict]:
-    """The runs that made a model, first run first: a run that continued a trained model keeps that run's log in
-    `previous`, or a summary of that run in `init` (its schedule and seconds, no evaluations)"""
-    if "previous" in log: return [*log_stages(log["previous"]), log]
-    first = log.get("init")
-    return [dict(first, evals=[]), log] if isinstance(first, dict) and "train_config" in first else [log]
+    "The runs that made a model, first run first: a run that continued a trained model keeps that run's log in `previous`"
+    return [*log_stages(log["previous"]), log] if "previous" in log else [log]
 
 
 def training_curve(log: dict,  # a training log
