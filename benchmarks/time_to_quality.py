@@ -56,9 +56,18 @@ class RunsByMethod(dict):
         "The runs among `rows` trained for exactly `steps` optimizer steps (`--steps`), by method"
         return cls([r for r in rows if r["seconds"] is None and r["steps"] == steps], task, f"--steps {steps}")
 
-    def __missing__(self, method):
-        raise FileNotFoundError(f"no {self.task} run {method!r} among the benchmark results; make it with python "
-                                f"benchmarks/training_methods.py --task {self.task} --method {method!r} {self.how}")
+    def __missing__(self, label):
+        raise FileNotFoundError(f"no {self.task} run {label!r} among the benchmark results; make it with python "
+                                f"benchmarks/training_methods.py --task {self.task} {label_options(label)} {self.how}")
+
+
+def label_options(label: str) -> str:
+    """The command-line options that give a run its label, `run_label`'s inverse:
+    `warm T=1 (lr 0.003, seed 1)` -> `--method 'warm T=1' --lr 0.003 --seed 1`"""
+    m = re.fullmatch(r"(.+) \(((?:[a-z_]+ [^,()]+)(?:, [a-z_]+ [^,()]+)*)\)", label)
+    if not m: return f"--method {label!r}"
+    opts = (o.split(" ", 1) for o in m[2].split(", "))
+    return " ".join([f"--method {m[1]!r}", *(f"--{k.replace('_', '-')} {v}" for k, v in opts)])
 
 
 def bench_time_to_quality(folder: Path) -> dict:

@@ -339,7 +339,8 @@ TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
                 "natural_image": {"run_dir", "evals", "lr", "seed", "steps"}}
 
 
-def main(argv=None):
+def parser() -> argparse.ArgumentParser:
+    "The command line: a task, a method and its options"
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", choices=sorted(TASKS))
     ap.add_argument("--method", help="see --list")
@@ -355,6 +356,11 @@ def main(argv=None):
                                                 "(natural_image: and of the initialisation)")
     ap.add_argument("--steps", type=int, help="natural_image only: train exactly this many steps, not as many as fit in "
                                               "--seconds (an equal-steps comparison; written to results/equal_steps/)")
+    return ap
+
+
+def main(argv=None):
+    ap = parser()
     a = ap.parse_args(argv)
     if a.list:
         for t, (_, names) in TASKS.items(): print(t, ":", ", ".join(names()))

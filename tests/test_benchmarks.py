@@ -4,6 +4,7 @@ import importlib.util
 import json
 import math
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import replace
@@ -362,6 +363,16 @@ def test_run_options_name_their_file():
     assert path.parent == Path("/r") and path.name == "language__T2_(init_run.npz)__900.json"
 
 
+@pytest.mark.parametrize("method,options", [("warm T=1", {}), ("warm, 4 energy blocks", dict(lr=0.002, seed=1)),
+                                            ("T=2", dict(seed=3, init="kjv_ar"))])
+def test_a_run_label_gives_back_its_command_line(method, options):
+    "label_options inverts run_label: the label's options parse back, through the script's own parser, to the run's"
+    tm, tq = _bench("training_methods"), _bench("time_to_quality")
+    argv = shlex.split(tq.label_options(tm.run_label(method, **options)))
+    got = vars(tm.parser().parse_args(argv))
+    assert got["method"] == method and {k: got[k] for k in options} == options
+
+
 def test_time_to_quality_warm_start(tmp_path):
     """A warm-started ET is compared with the best warm-started matched transformer, a cold one with the cold
     transformer: what a run is and how it started are its file's `kind` and `start`, whatever its name says"""
@@ -400,3 +411,5 @@ def test_runs_by_method_name_a_missing_run_and_its_command():
     assert list(longer) == ["warm T=2"] and longer["warm T=2"]["valid"] == 4.0
     with pytest.raises(FileNotFoundError, match=r"--method 'cold' --steps 136866$"):
         longer["cold"]
+    with pytest.raises(FileNotFoundError, match=r"--method 'warm, 4 energy blocks' --lr 0.002 --seed 1 --steps 136866$"):
+        longer["warm, 4 energy blocks (lr 0.002, seed 1)"]  # a run label names its options (training_methods.run_label)
