@@ -14,10 +14,10 @@ the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluati
   `LANGUAGE_T`; masked_language: the shipped `kjv_mlm`); bits per character
   (masked: of 15% masked characters) on 60,000 characters of the validation books during training and of the test
   books at the end. `--width` changes the ET's width, `--run-dir` saves the run to ship it and resumes it.
-- classification: Fashion-MNIST, the shipped classifier's recipe; validation accuracy during training, test
-  accuracy at the end.
+- classification: Fashion-MNIST, the shipped classifier's recipe (`--width` changes its D, with M = 4 D); validation
+  accuracy on 2,000 validation images during training, test accuracy on all 10,000 at the end.
 Writes results/ttq/<task>__<method>__<seconds>.json with the machine it ran on; `benchmarks/run.py` collects them.
-`--steps N` (natural_image) trains exactly N steps instead, whatever they cost, for a comparison at equal steps:
+`--steps N` (natural_image, classification) trains exactly N steps instead, whatever they cost, for a comparison at equal steps:
 results/equal_steps/<task>__<method>__<N>steps.json, not part of the equal-time tables.
 """
 from __future__ import annotations
@@ -289,16 +289,29 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
 
 
 # ---------------------------------------------------------------------------------------- classification
-def run_classification(method: str, seconds: float) -> dict:
+def classification_config(method: str, width: int | None = None) -> tuple[str, ClassifierConfig]:
+    """(description, model configuration) of a classification method: the shipped classifier's recipe, at width
+    D = `width` (M = 4 D memories; the transformer's MLP matched to the ET's parameter count) when given"""
     cfg = ClassifierConfig(patch_size=7, stem=8, et=ETConfig(D=96, H=4, Y=16, M=384), alpha=0.8, T=4)  # shipped recipe
+    if width: cfg = replace(cfg, et=replace(cfg.et, D=width, M=4 * width))
+    methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
+               "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
+               "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg))}
+    desc, c = methods[method]()
+    return desc + (f", D = {width}" if width else ""), c
+
+
+def run_classification(method: str, seconds: float, width: int | None = None, run_dir: Path | None = None,
+                       evals: int = 8, steps: int | None = None) -> dict:
+    """One classification run of `classification_config(method, width)`: 24,000 steps of 128 images at peak learning
+    rate 2e-3 (or as many as fit in `seconds`, or exactly `steps`); resumable in `run_dir`."""
+    desc, c = classification_config(method, width)
     tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50)
-    methods = {"exact": (f"ET, T = {cfg.T}, exact gradient", cfg), "T=2": ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
-               "matched transformer": ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg))}
-    desc, c = methods[method]
     sp = classification_splits("fashion_mnist")
     sub = dict(sp, valid=type(sp["valid"])(sp["valid"].images[:2000], sp["valid"].labels[:2000]))
     train = lambda tc, **k: fit_classifier(ImageClassifier(c, key=jax.random.key(tc.seed)), sub, tc, progress=False, **k)
-    model, log, rate = train_for_seconds(train, tc, seconds)
+    rate, final = _resumable(train, tc, run_dir, seconds, steps)
+    model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     return dict(metric="accuracy", lower_is_better=False, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
                 valid=log["evals"][-1]["valid_accuracy"], test=log["final"]["test_accuracy"],
                 curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["valid_accuracy"]) for e in log["evals"]], model=model)
@@ -336,7 +349,8 @@ def result_path(task: str, method: str, seconds: float | None, out: Path = RESUL
 
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
-                "natural_image": {"run_dir", "evals", "lr", "seed", "steps"}}
+                "natural_image": {"run_dir", "evals", "lr", "seed", "steps"},
+                "classification": {"width", "run_dir", "evals", "steps"}}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -347,15 +361,16 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--seconds", type=float, default=240, help="CPU seconds of training")
     ap.add_argument("--out", help="folder of the result file (default results/ttq/, results/equal_steps/ with --steps)")
     ap.add_argument("--list", action="store_true", help="print the methods of each task")
-    ap.add_argument("--width", type=int, help="language only: the ET's width D (H = D / 32, M = 4 D)")
-    ap.add_argument("--run-dir", type=Path, help="language, natural_image: save the run there, resume it when started again")
-    ap.add_argument("--evals", type=int, default=8, help="language, natural_image: evaluations during training")
+    ap.add_argument("--width", type=int, help="language: the ET's width D (H = D / 32, M = 4 D); classification: D (M = 4 D)")
+    ap.add_argument("--run-dir", type=Path, help="language, natural_image, classification: save the run there, resume it "
+                                                 "when started again")
+    ap.add_argument("--evals", type=int, default=8, help="language, natural_image, classification: evaluations during training")
     ap.add_argument("--init", help="language only: continue this shipped model or checkpoint under a new schedule")
     ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
     ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order "
                                                 "(natural_image: and of the initialisation)")
-    ap.add_argument("--steps", type=int, help="natural_image only: train exactly this many steps, not as many as fit in "
-                                              "--seconds (an equal-steps comparison; written to results/equal_steps/)")
+    ap.add_argument("--steps", type=int, help="natural_image, classification: train exactly this many steps, not as many as "
+                                              "fit in --seconds (an equal-steps comparison; written to results/equal_steps/)")
     return ap
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from energy_transformer.classify import ClassifierConfig, ImageClassifier
-from energy_transformer.core import EnergyTransformer, ETConfig, params_of
+from energy_transformer.core import EnergyTransformer, ETConfig, count_params, params_of
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
 from energy_transformer.image_training import preset
 from energy_transformer.language_training import kjv_alphabet, lm_preset
@@ -339,6 +339,16 @@ def test_run_files_are_read_with_their_own_folder(tmp_path):
     (r,) = tq.read_runs(folder)
     assert (r["method"], r["seconds"], r["valid"]) == ("matched transformer warm", None, 0.00126)
     assert r["source"] == f"benchmarks/results/equal_steps/{name}"
+
+
+def test_classification_width_keeps_the_recipe_and_matches_the_transformer():
+    "`--width 64`: the classifier recipe at D = 64 with M = 4 D (51,805 parameters), its transformer within 1% of that"
+    tm = _bench("training_methods")
+    (de, et), (dt, tf) = tm.classification_config("exact", 64), tm.classification_config("matched transformer", 64)
+    assert (et.et.D, et.et.M, et.et.H, et.et.Y, et.T, et.stem, et.patch_size) == (64, 256, 4, 16, 4, 8, 7)
+    n_et, n_tf = (count_params(ImageClassifier(c, key=jax.random.key(0))) for c in (et, tf))
+    assert n_et == 51_805 and abs(n_tf / n_et - 1) < 0.01
+    assert de.endswith(", D = 64") and dt.endswith(", D = 64") and tm.classification_config("exact")[1].et.D == 96
 
 
 def test_steps_is_checked_before_any_training(capsys):
