@@ -42,10 +42,12 @@ import numpy as np  # noqa: E402
 from equal_time import cpu_rate, load, machine, train_for_seconds  # noqa: E402
 
 from energy_transformer.checkpoint import read_log, resolve_checkpoint  # noqa: E402
-from energy_transformer.classify import (  # noqa: E402  # noqa: E402
+from energy_transformer.classify import (  # noqa: E402
     ClassifierConfig,
     ImageClassifier,
+    Split,
     classification_splits,
+    error_by_energy,
     fit_classifier,
     matched_transformer,
 )
@@ -314,7 +316,18 @@ def run_classification(method: str, seconds: float, width: int | None = None, ru
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     return dict(metric="accuracy", lower_is_better=False, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
                 valid=log["evals"][-1]["valid_accuracy"], test=log["final"]["test_accuracy"],
-                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["valid_accuracy"]) for e in log["evals"]], model=model)
+                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["valid_accuracy"]) for e in log["evals"]], model=model,
+                **(energy_and_error(model, Split(sp["test"].images[:2000], sp["test"].labels[:2000]))
+                   if model_kind(model) == "ET" else {}))
+
+
+def energy_and_error(model: ImageClassifier, split: Split) -> dict:
+    """How an ET classifier's final energy goes with its errors on `split` (page 06 shows the shipped model's):
+    the error rate in each fifth of the images by final energy, lowest first, and the mean final energy per class"""
+    logits, traj = eqx.filter_jit(lambda m, x: jax.vmap(m.descent)(x))(model, jnp.asarray(split.images))
+    energy, right = np.asarray(traj.e_total)[:, -1], np.asarray(logits).argmax(-1) == split.labels
+    by_class = {name: round(float(energy[split.labels == c].mean()), 1) for c, name in enumerate(model.config.classes)}
+    return dict(error_by_energy_fifth=[round(float(e), 4) for e in error_by_energy(energy, right)], class_energy=by_class)
 
 
 TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist")[0]))),

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from fastcore.script import anno_parser, store_true
-from jaxtyping import Array, Float, Int, PRNGKeyArray
+from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
 from .checkpoint import load_checkpoint, resolve_checkpoint
@@ -37,7 +37,7 @@ from .train import TrainConfig, fit
 __all__ = ['FASHION_MNIST_CLASSES', 'DIGIT_CLASSES', 'Split', 'classification_splits', 'ClassifierConfig', 'PatchEmbedding',
            'check_images', 'AbstractClassifier', 'ETDescent', 'TransformerStack', 'ImageClassifier',
            'matched_transformer', 'PixelMLP', 'classify_loss', 'accuracy', 'labelled_batches', 'fit_classifier',
-           'load_classifier', 'read_image', 'et_classify', 'quality_entry']
+           'load_classifier', 'read_image', 'et_classify', 'quality_entry', 'error_by_energy']
 
 # %% ../nbs/06_classification.ipynb #2ed747b5
 FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -404,3 +404,15 @@ def quality_entry(model: AbstractClassifier, # a trained classifier
                 valid_accuracy_mirror=accuracy(model, valid, mirror=True),
                 test_accuracy_mirror=accuracy(model, test, mirror=True),
                 test_accuracy_subset=accuracy(model, Split(test.images[:subset], test.labels[:subset])))
+
+# %% ../nbs/06_classification.ipynb #ebe001
+def error_by_energy(energy: Float[np.ndarray, "B"], # the final energy of each image's descent
+                    right: Bool[np.ndarray, "B"], # whether the classifier's answer for the image is right
+                    bins: int = 5, # equal-count bins of the energy
+                   ) -> Float[np.ndarray, "bins"]:
+    "The error rate in each of `bins` equal-count bins of the final energy, lowest energy first"
+    energy, right = np.asarray(energy, float), np.asarray(right, bool)
+    if energy.ndim != 1 or energy.shape != right.shape:
+        raise ValueError(f"error_by_energy: energy {energy.shape} and right {right.shape} must be 1-D arrays of one length")
+    check_int("error_by_energy", "bins", bins, 1, len(energy))
+    return np.array([1 - right[i].mean() for i in np.array_split(np.argsort(energy, kind="stable"), bins)])

@@ -351,6 +351,18 @@ def test_classification_width_keeps_the_recipe_and_matches_the_transformer():
     assert de.endswith(", D = 64") and dt.endswith(", D = 64") and tm.classification_config("exact")[1].et.D == 96
 
 
+def test_energy_and_error_reads_the_descent_of_an_et_classifier():
+    "Fifths of equal size: their mean error is the error rate on the images; one mean energy per class"
+    tm = _bench("training_methods")
+    model = ImageClassifier(ClassifierConfig(patch_size=7, et=ETConfig.small(), T=2), key=jax.random.key(0))
+    rng = np.random.default_rng(0)
+    split = tm.Split(rng.random((20, 1, 28, 28), dtype=np.float32), np.repeat(np.arange(10), 2))
+    r = tm.energy_and_error(model, split)
+    wrong = 1 - np.mean(model.predict(split.images) == split.labels)
+    assert len(r["error_by_energy_fifth"]) == 5 and math.isclose(np.mean(r["error_by_energy_fifth"]), wrong, abs_tol=1e-4)
+    assert list(r["class_energy"]) == list(model.config.classes) and all(map(math.isfinite, r["class_energy"].values()))
+
+
 def test_steps_is_checked_before_any_training(capsys):
     "`--steps` below 1, or for a task without it, stops with one line naming it"
     tm = _bench("training_methods")
