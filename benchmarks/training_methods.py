@@ -15,7 +15,8 @@ the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluati
   (masked: of 15% masked characters) on 60,000 characters of the validation books during training and of the test
   books at the end. `--width` changes the ET's width, `--run-dir` saves the run to ship it and resumes it.
 - classification: Fashion-MNIST, the shipped classifier's recipe (`--width` changes its D, with M = 4 D); validation
-  accuracy on 2,000 validation images during training, test accuracy on all 10,000 at the end.
+  accuracy on 2,000 validation images during training, on the whole validation split (`valid_all`) and all 10,000
+  test images at the end.
 Writes results/ttq/<task>__<method>__<seconds>.json with the machine it ran on; `benchmarks/run.py` collects them.
 `--steps N` (natural_image, classification) trains exactly N steps instead, whatever they cost, for a comparison at equal steps:
 results/equal_steps/<task>__<method>__<N>steps.json, not part of the equal-time tables.
@@ -46,6 +47,7 @@ from energy_transformer.classify import (  # noqa: E402
     ClassifierConfig,
     ImageClassifier,
     Split,
+    accuracy,
     classification_splits,
     error_by_energy,
     fit_classifier,
@@ -315,7 +317,8 @@ def run_classification(method: str, seconds: float, width: int | None = None, ru
     rate, final = _resumable(train, tc, run_dir, seconds, steps)
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     return dict(metric="accuracy", lower_is_better=False, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
-                valid=log["evals"][-1]["valid_accuracy"], test=log["final"]["test_accuracy"],
+                valid=log["evals"][-1]["valid_accuracy"], valid_all=accuracy(model, sp["valid"]),
+                test=log["final"]["test_accuracy"],
                 curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["valid_accuracy"]) for e in log["evals"]], model=model,
                 **(energy_and_error(model, Split(sp["test"].images[:2000], sp["test"].labels[:2000]))
                    if model_kind(model) == "ET" else {}))
