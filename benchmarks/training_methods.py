@@ -160,6 +160,7 @@ def _natural_methods(mc):
     warm = replace(mc, start="harmonic", residual=True)
     head64 = replace(warm, et=replace(warm.et, H=1, Y=64))  # the warm recipe with one head of 64 (the same parameters)
     stack = preset("natural_stack")[0]  # four energy blocks of one step, one head of 16 and 64 memories each
+    self_stack = replace(stack, et=replace(stack.et, exclude_self=False))
     et = lambda c: (lambda seed: ImageEnergyTransformer(c, key=jax.random.PRNGKey(seed)))
     mae = lambda c: (lambda seed: TransformerMAE(c, key=jax.random.PRNGKey(seed)))
     return {"cold": ("ET, hidden patches start as the MASK token", et(mc)),
@@ -171,6 +172,8 @@ def _natural_methods(mc):
                for name, (T, fields, label) in WARM_VARIANTS.items()},
             "warm, 4 energy blocks": ("ET, warm start, four distinct energy blocks of one step each (one head of 16 and 64 "
                                       "memories per block: the same parameter count)", et(stack)),
+            "warm, 4 energy blocks, attending to itself": ("ET, warm start, four energy blocks of one step each, each token's "
+                                                           "attention including itself", et(self_stack)),
             "matched transformer warm, 4 blocks": ("4 transformer blocks shaped like the 4 energy blocks (one head of 16), the "
                                                    "same parameter count, warm start", mae(matched_mae(stack, L=4))),
             "matched transformer": ("1 transformer block, the same parameter count, cold start", mae(matched_mae(mc))),
@@ -306,14 +309,17 @@ def classification_config(method: str, width: int | None = None) -> tuple[str, C
 
 
 def run_classification(method: str, seconds: float, width: int | None = None, run_dir: Path | None = None,
-                       evals: int = 8, steps: int | None = None) -> dict:
+                       evals: int = 8, steps: int | None = None, smoothing: float | None = None,
+                       shift: int | None = None) -> dict:
     """One classification run of `classification_config(method, width)`: 24,000 steps of 128 images at peak learning
-    rate 2e-3 (or as many as fit in `seconds`, or exactly `steps`); resumable in `run_dir`."""
+    rate 2e-3 (or as many as fit in `seconds`, or exactly `steps`), with random flips, and `fit_classifier`'s label
+    `smoothing` and random `shift` when given; resumable in `run_dir`."""
     desc, c = classification_config(method, width)
     tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50)
     sp = classification_splits("fashion_mnist")
     sub = dict(sp, valid=type(sp["valid"])(sp["valid"].images[:2000], sp["valid"].labels[:2000]))
-    train = lambda tc, **k: fit_classifier(ImageClassifier(c, key=jax.random.key(tc.seed)), sub, tc, progress=False, **k)
+    aug = {k: v for k, v in dict(smoothing=smoothing, shift=shift).items() if v is not None}
+    train = lambda tc, **k: fit_classifier(ImageClassifier(c, key=jax.random.key(tc.seed)), sub, tc, progress=False, **aug, **k)
     rate, final = _resumable(train, tc, run_dir, seconds, steps)
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     return dict(metric="accuracy", lower_is_better=False, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
@@ -366,7 +372,7 @@ def result_path(task: str, method: str, seconds: float | None, out: Path = RESUL
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
                 "natural_image": {"run_dir", "evals", "lr", "seed", "steps"},
-                "classification": {"width", "run_dir", "evals", "steps"}}
+                "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift"}}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -385,6 +391,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
     ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order "
                                                 "(natural_image: and of the initialisation)")
+    ap.add_argument("--smoothing", type=float, help="classification only: label smoothing of the loss (fit_classifier)")
+    ap.add_argument("--shift", type=int, help="classification only: random translations of up to this many pixels")
     ap.add_argument("--steps", type=int, help="natural_image, classification: train exactly this many steps, not as many as "
                                               "fit in --seconds (an equal-steps comparison; written to results/equal_steps/)")
     return ap
@@ -405,7 +413,7 @@ def main(argv=None):
         ap.error(f"--task {a.task} has no option {', '.join('--' + k.replace('_', '-') for k in wrong)}")
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
-    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init") if k in opts})
+    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init", "smoothing", "shift") if k in opts})
     seconds = None if a.steps else a.seconds   # a run of given steps has no CPU budget
     row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),
                seconds=seconds, model=type(model).__name__, n_params=count_params(model),
