@@ -296,11 +296,13 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
 
 
 # ---------------------------------------------------------------------------------------- classification
-def classification_config(method: str, width: int | None = None) -> tuple[str, ClassifierConfig]:
+def classification_config(method: str, width: int | None = None, stem: int | None = None) -> tuple[str, ClassifierConfig]:
     """(description, model configuration) of a classification method: the shipped classifier's recipe, at width
-    D = `width` (M = 4 D memories; the transformer's MLP matched to the ET's parameter count) when given"""
+    D = `width` (M = 4 D memories; the transformer's MLP matched to the ET's parameter count) and with a stem of
+    `stem` feature maps (0: none) when given"""
     cfg = ClassifierConfig(patch_size=7, stem=8, et=ETConfig(D=96, H=4, Y=16, M=384), alpha=0.8, T=4)  # shipped recipe
     if width: cfg = replace(cfg, et=replace(cfg.et, D=width, M=4 * width))
+    if stem is not None: cfg = replace(cfg, stem=stem)
     methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
                "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
                "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg))}
@@ -310,11 +312,11 @@ def classification_config(method: str, width: int | None = None) -> tuple[str, C
 
 def run_classification(method: str, seconds: float, width: int | None = None, run_dir: Path | None = None,
                        evals: int = 8, steps: int | None = None, smoothing: float | None = None,
-                       shift: int | None = None) -> dict:
+                       shift: int | None = None, stem: int | None = None) -> dict:
     """One classification run of `classification_config(method, width)`: 24,000 steps of 128 images at peak learning
     rate 2e-3 (or as many as fit in `seconds`, or exactly `steps`), with random flips, and `fit_classifier`'s label
     `smoothing` and random `shift` when given; resumable in `run_dir`."""
-    desc, c = classification_config(method, width)
+    desc, c = classification_config(method, width, stem)
     tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50)
     sp = classification_splits("fashion_mnist")
     sub = dict(sp, valid=type(sp["valid"])(sp["valid"].images[:2000], sp["valid"].labels[:2000]))
@@ -372,7 +374,7 @@ def result_path(task: str, method: str, seconds: float | None, out: Path = RESUL
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
                 "natural_image": {"run_dir", "evals", "lr", "seed", "steps"},
-                "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift"}}
+                "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift", "stem"}}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -393,6 +395,7 @@ def parser() -> argparse.ArgumentParser:
                                                 "(natural_image: and of the initialisation)")
     ap.add_argument("--smoothing", type=float, help="classification only: label smoothing of the loss (fit_classifier)")
     ap.add_argument("--shift", type=int, help="classification only: random translations of up to this many pixels")
+    ap.add_argument("--stem", type=int, help="classification only: feature maps of the stem (0: none; default the recipe's 8)")
     ap.add_argument("--steps", type=int, help="natural_image, classification: train exactly this many steps, not as many as "
                                               "fit in --seconds (an equal-steps comparison; written to results/equal_steps/)")
     return ap
@@ -413,7 +416,7 @@ def main(argv=None):
         ap.error(f"--task {a.task} has no option {', '.join('--' + k.replace('_', '-') for k in wrong)}")
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
-    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init", "smoothing", "shift") if k in opts})
+    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init", "smoothing", "shift", "stem") if k in opts})
     seconds = None if a.steps else a.seconds   # a run of given steps has no CPU budget
     row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),
                seconds=seconds, model=type(model).__name__, n_params=count_params(model),

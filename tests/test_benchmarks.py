@@ -349,6 +349,8 @@ def test_classification_width_keeps_the_recipe_and_matches_the_transformer():
     n_et, n_tf = (count_params(ImageClassifier(c, key=jax.random.key(0))) for c in (et, tf))
     assert n_et == 51_805 and abs(n_tf / n_et - 1) < 0.01
     assert de.endswith(", D = 64") and dt.endswith(", D = 64") and tm.classification_config("exact")[1].et.D == 96
+    bare = tm.classification_config("exact", 64, stem=0)[1]  # no stem: the patches' pixels embedded directly
+    assert bare.stem == 0 and 29_000 < count_params(ImageClassifier(bare, key=jax.random.key(0))) < 31_000
 
 
 def test_energy_and_error_reads_the_descent_of_an_et_classifier():
@@ -386,7 +388,8 @@ def test_run_options_name_their_file():
 
 
 @pytest.mark.parametrize("method,options", [("warm T=1", {}), ("warm, 4 energy blocks", dict(lr=0.002, seed=1)),
-                                            ("T=2", dict(seed=3, init="kjv_ar")), ("exact", dict(smoothing=0.1, shift=2))])
+                                            ("T=2", dict(seed=3, init="kjv_ar")), ("exact", dict(smoothing=0.1, shift=2)),
+                                            ("exact", dict(stem=0))])
 def test_a_run_label_gives_back_its_command_line(method, options):
     "label_options inverts run_label: the label's options parse back, through the script's own parser, to the run's"
     tm, tq = _bench("training_methods"), _bench("time_to_quality")
