@@ -14,6 +14,8 @@ the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluati
   `LANGUAGE_T`; masked_language: the shipped `kjv_mlm`); bits per character
   (masked: of 15% masked characters) on 60,000 characters of the validation books during training and of the test
   books at the end. `--width` changes the ET's width, `--run-dir` saves the run to ship it and resumes it.
+  long_language: the shipped `kjv_taylor` recipe (context 1,024); at the end also the bits per character on all the
+  test books, the bits by context depth there and the Taylor heads' half-lives (`long_context`).
 - classification: Fashion-MNIST, the shipped classifier's recipe (`--width` changes its D, with M = 4 D); validation
   accuracy on 2,000 validation images during training, on the whole validation split (`valid_all`) and all 10,000
   test images at the end.
@@ -60,7 +62,7 @@ from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, mat
 from energy_transformer.image_training import masked_image_loss, preset, train_inpainting  # noqa: E402
 from energy_transformer.language import CausalTransformer, MaskedTransformer  # noqa: E402
 from energy_transformer.language import matched_transformer as matched_lm  # noqa: E402
-from energy_transformer.language_training import fit_language_model, kjv_alphabet, lm_evaluator, lm_preset  # noqa: E402
+from energy_transformer.language_training import context_profile, fit_language_model, kjv_alphabet, lm_evaluator, lm_preset  # noqa: E402
 from energy_transformer.patches import keep_count, mask_count  # noqa: E402
 from energy_transformer.pretrained import load_pretrained  # noqa: E402
 from energy_transformer.text import kjv_splits  # noqa: E402
@@ -292,17 +294,27 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
                 steps_per_cpu_s=[round(rate, 3)], log=log, valid=log["evals"][-1]["bpc"],
                 test=lm_evaluator(splits["test"], mc, chars)(model)["bpc"],
                 curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["bpc"], test=e["test_bpc"]) for e in log["evals"]],
-                model=model)
+                model=model, **(long_context(model, splits["test"]) if preset == "kjv_taylor" else {}))
+
+
+def long_context(model, test: str) -> dict:
+    """What a long-context run's model makes of its context (page 09 compares them with the shipped `kjv_window`): its bits
+    per character on all of `test`, its bits by context depth there (`context_profile`) and its Taylor heads' half-lives"""
+    gamma = model.et.gamma
+    return dict(all_test_bpc=round(lm_evaluator(test, model.config)(model)["bpc"], 4), context=context_profile(model, test),
+                half_lives=None if gamma is None else [round(float(t), 1) for t in -1 / np.log2(np.asarray(gamma))])
 
 
 # ---------------------------------------------------------------------------------------- classification
-def classification_config(method: str, width: int | None = None, stem: int | None = None) -> tuple[str, ClassifierConfig]:
+def classification_config(method: str, width: int | None = None, stem: int | None = None,
+                          patch: int | None = None) -> tuple[str, ClassifierConfig]:
     """(description, model configuration) of a classification method: the shipped classifier's recipe, at width
-    D = `width` (M = 4 D memories; the transformer's MLP matched to the ET's parameter count) and with a stem of
-    `stem` feature maps (0: none) when given"""
+    D = `width` (M = 4 D memories; the transformer's MLP matched to the ET's parameter count), with a stem of
+    `stem` feature maps (0: none) and patches of `patch` x `patch` pixels when given"""
     cfg = ClassifierConfig(patch_size=7, stem=8, et=ETConfig(D=96, H=4, Y=16, M=384), alpha=0.8, T=4)  # shipped recipe
     if width: cfg = replace(cfg, et=replace(cfg.et, D=width, M=4 * width))
     if stem is not None: cfg = replace(cfg, stem=stem)
+    if patch is not None: cfg = replace(cfg, patch_size=patch)
     methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
                "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
                "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg))}
@@ -312,11 +324,11 @@ def classification_config(method: str, width: int | None = None, stem: int | Non
 
 def run_classification(method: str, seconds: float, width: int | None = None, run_dir: Path | None = None,
                        evals: int = 8, steps: int | None = None, smoothing: float | None = None,
-                       shift: int | None = None, stem: int | None = None) -> dict:
+                       shift: int | None = None, stem: int | None = None, patch: int | None = None) -> dict:
     """One classification run of `classification_config(method, width)`: 24,000 steps of 128 images at peak learning
     rate 2e-3 (or as many as fit in `seconds`, or exactly `steps`), with random flips, and `fit_classifier`'s label
     `smoothing` and random `shift` when given; resumable in `run_dir`."""
-    desc, c = classification_config(method, width, stem)
+    desc, c = classification_config(method, width, stem, patch)
     tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50)
     sp = classification_splits("fashion_mnist")
     sub = dict(sp, valid=type(sp["valid"])(sp["valid"].images[:2000], sp["valid"].labels[:2000]))
@@ -335,8 +347,8 @@ def run_classification(method: str, seconds: float, width: int | None = None, ru
 def energy_and_error(model: ImageClassifier, split: Split) -> dict:
     """How an ET classifier's final energy goes with its errors on `split` (page 06 shows the shipped model's):
     the error rate in each fifth of the images by final energy, lowest first, and the mean final energy per class"""
-    logits, traj = eqx.filter_jit(lambda m, x: jax.vmap(m.descent)(x))(model, jnp.asarray(split.images))
-    energy, right = np.asarray(traj.e_total)[:, -1], np.asarray(logits).argmax(-1) == split.labels
+    logits, energies = model.descents(split.images)
+    energy, right = energies[:, -1], logits.argmax(-1) == split.labels
     by_class = {name: round(float(energy[split.labels == c].mean()), 1) for c, name in enumerate(model.config.classes)}
     return dict(error_by_energy_fifth=[round(float(e), 4) for e in error_by_energy(energy, right)], class_energy=by_class)
 
@@ -374,7 +386,7 @@ def result_path(task: str, method: str, seconds: float | None, out: Path = RESUL
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
                 "natural_image": {"run_dir", "evals", "lr", "seed", "steps"},
-                "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift", "stem"}}
+                "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift", "stem", "patch"}}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -396,6 +408,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--smoothing", type=float, help="classification only: label smoothing of the loss (fit_classifier)")
     ap.add_argument("--shift", type=int, help="classification only: random translations of up to this many pixels")
     ap.add_argument("--stem", type=int, help="classification only: feature maps of the stem (0: none; default the recipe's 8)")
+    ap.add_argument("--patch", type=int, help="classification only: patch side in pixels (default the recipe's 7)")
     ap.add_argument("--steps", type=int, help="natural_image, classification: train exactly this many steps, not as many as "
                                               "fit in --seconds (an equal-steps comparison; written to results/equal_steps/)")
     return ap
@@ -416,7 +429,7 @@ def main(argv=None):
         ap.error(f"--task {a.task} has no option {', '.join('--' + k.replace('_', '-') for k in wrong)}")
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
-    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init", "smoothing", "shift", "stem") if k in opts})
+    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init", "smoothing", "shift", "stem", "patch") if k in opts})
     seconds = None if a.steps else a.seconds   # a run of given steps has no CPU budget
     row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),
                seconds=seconds, model=type(model).__name__, n_params=count_params(model),

@@ -143,6 +143,11 @@ class PatchEmbedding(eqx.Module):
 @eqx.filter_jit
 def _batch_logits(model, images, T): return jax.vmap(lambda im: model.logits(im, T=T))(images)
 
+@eqx.filter_jit
+def _batch_descent(model, images, T):
+    logits, tr = jax.vmap(lambda im: model.descent(im, T=T))(images)
+    return logits, tr.e_total
+
 def check_images(images, image_shape: tuple[int, int, int]) -> np.ndarray:
     "A batch of images as float32 (B, C, Hpx, Wpx) in [0, 1], or a one-line error naming the problem"
     a = np.asarray(images)
@@ -246,6 +251,18 @@ class ImageClassifier(AbstractClassifier):
         self._check_one(image)
         x, tr = self.mixer.recorded(self.embed(image), T)
         return self.head(x[0]), tr
+
+    def descents(self, images: Float[Array, "B C Hpx Wpx"], # floats in [0, 1]
+                 *, T: int | None = None, # descent steps (default: config.T)
+                 chunk: int = 1000, # images per compiled call
+                ) -> tuple[Float[np.ndarray, "B K"], Float[np.ndarray, "B T+1"]]:
+        "`descent` of a batch of images: the logits of each and its energy at every step, the start included"
+        if not isinstance(self.mixer, ETDescent): raise TypeError("descents needs an Energy Transformer (config.mixer 'et')")
+        a, chunk = check_images(images, self.config.image_shape), check_int("descents", "chunk", chunk)
+        steps = self.mixer.T if T is None else T
+        if not len(a): return np.zeros((0, self.config.K), np.float32), np.zeros((0, steps + 1), np.float32)
+        out = [_batch_descent(self, jnp.asarray(a[i:i + chunk]), T) for i in range(0, len(a), chunk)]
+        return tuple(np.concatenate([np.asarray(o[k]) for o in out]) for k in (0, 1))
 
 # %% ../nbs/06_classification.ipynb #1ad7a0d0
 def matched_transformer(config: ClassifierConfig, # the ET classifier's configuration

@@ -20,6 +20,7 @@ from energy_transformer.classify import ClassifierConfig, ImageClassifier
 from energy_transformer.core import EnergyTransformer, ETConfig, count_params, params_of
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
 from energy_transformer.image_training import preset
+from energy_transformer.language import CausalET, LMConfig
 from energy_transformer.language_training import kjv_alphabet, lm_preset
 from energy_transformer.train import TrainConfig
 
@@ -351,6 +352,21 @@ def test_classification_width_keeps_the_recipe_and_matches_the_transformer():
     assert de.endswith(", D = 64") and dt.endswith(", D = 64") and tm.classification_config("exact")[1].et.D == 96
     bare = tm.classification_config("exact", 64, stem=0)[1]  # no stem: the patches' pixels embedded directly
     assert bare.stem == 0 and 29_000 < count_params(ImageClassifier(bare, key=jax.random.key(0))) < 31_000
+    small = tm.classification_config("exact", 64, patch=4)[1]  # `--patch 4`: 7 x 7 = 49 patches of 4 x 4 pixels
+    assert (small.patch_size, small.patcher.N, small.stem, small.et.D) == (4, 49, 8, 64)
+
+
+def test_long_context_reports_the_taylor_heads_half_lives():
+    "A long-context run's report: bits on the text, by depth 1..N, and each Taylor head's half-life t (gamma^t = 1/2)"
+    tm = _bench("training_methods")
+    chars = kjv_alphabet()
+    et = ETConfig(D=32, H=2, Y=16, M=64, attention="taylor", decay=True, min_half_life=4)
+    model = CausalET(LMConfig(chars=chars, N=32, et=et, T=1), key=jax.random.key(0))
+    text = "In the beginning God created the heaven and the earth. " * 6
+    r = tm.long_context(model, text)
+    t = np.asarray(r["half_lives"])
+    assert t.shape == (2,) and (t > 4).all() and np.allclose(np.asarray(model.et.gamma) ** t, 0.5, atol=1e-3)
+    assert len(r["context"]["by_depth"]) == 32 and 0 < r["all_test_bpc"] < 2 * math.log2(len(chars))
 
 
 def test_energy_and_error_reads_the_descent_of_an_et_classifier():
@@ -389,7 +405,7 @@ def test_run_options_name_their_file():
 
 @pytest.mark.parametrize("method,options", [("warm T=1", {}), ("warm, 4 energy blocks", dict(lr=0.002, seed=1)),
                                             ("T=2", dict(seed=3, init="kjv_ar")), ("exact", dict(smoothing=0.1, shift=2)),
-                                            ("exact", dict(stem=0))])
+                                            ("exact", dict(stem=0)), ("exact", dict(patch=4))])
 def test_a_run_label_gives_back_its_command_line(method, options):
     "label_options inverts run_label: the label's options parse back, through the script's own parser, to the run's"
     tm, tq = _bench("training_methods"), _bench("time_to_quality")
