@@ -20,8 +20,8 @@ the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluati
   accuracy on 2,000 validation images during training, on the whole validation split (`valid_all`) and all 10,000
   test images at the end.
 Writes results/ttq/<task>__<method>__<seconds>.json with the machine it ran on; `benchmarks/run.py` collects them.
-`--steps N` (natural_image, classification) trains exactly N steps instead, whatever they cost, for a comparison at equal steps:
-results/equal_steps/<task>__<method>__<N>steps.json, not part of the equal-time tables.
+`--steps N` (natural_image, classification, the language tasks) trains exactly N steps instead, whatever they cost, for a
+comparison at equal steps: results/equal_steps/<task>__<method>__<N>steps.json, not part of the equal-time tables.
 """
 from __future__ import annotations
 
@@ -266,12 +266,12 @@ def language_config(method: str, width: int | None = None, preset: str = "kjv_ar
 
 def run_language(method: str, seconds: float, chars: int = 60_000, width: int | None = None,
                  run_dir: Path | None = None, evals: int = 8, preset: str = "kjv_ar", init: str | None = None,
-                 lr: float | None = None, seed: int | None = None) -> dict:
-    """One language run. With `run_dir`, the run saves its state there (`run.npz`, `run.json`) at each evaluation and
-    resumes from it when started again with the same arguments (the probed rate is kept in `rate.json`), so the
-    trained model stays there to be shipped (`tools/ship_checkpoint.py`). With `init` (a shipped name or a checkpoint
-    of this method's model) the run continues that model under a new schedule (peak `lr`, data order `seed`); its log
-    keeps the earlier run's in `meta.previous`."""
+                 lr: float | None = None, seed: int | None = None, steps: int | None = None) -> dict:
+    """One language run (as many steps as fit in `seconds`, or exactly `steps`). With `run_dir`, the run saves its state
+    there (`run.npz`, `run.json`) at each evaluation and resumes from it when started again with the same arguments (the
+    probed rate is kept in `rate.json`), so the trained model stays there to be shipped (`tools/ship_checkpoint.py`).
+    With `init` (a shipped name or a checkpoint of this method's model) the run continues that model under a new
+    schedule (peak `lr`, data order `seed`); its log keeps the earlier run's in `meta.previous`."""
     splits = kjv_splits()
     cls, mc, tc = language_config(method, width, preset)
     tc = replace(tc, **{k: v for k, v in dict(lr=lr, seed=seed).items() if v is not None})
@@ -288,8 +288,8 @@ def run_language(method: str, seconds: float, chars: int = 60_000, width: int | 
                "matched transformer": "1 transformer block, the same parameter count"}
     train = lambda tc, **k: fit_language_model(cls, mc, tc, progress=False, valid_chars=chars, test_chars=chars,
                                                init=start, meta=meta, **k)
-    rate, final = _resumable(train, tc, run_dir, seconds)
-    model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, **final)
+    rate, final = _resumable(train, tc, run_dir, seconds, steps)
+    model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     return dict(metric="bpc", lower_is_better=True, description=methods[method] + (f", D = {width}" if width else ""),
                 steps_per_cpu_s=[round(rate, 3)], log=log, valid=log["evals"][-1]["bpc"],
                 test=lm_evaluator(splits["test"], mc, chars)(model)["bpc"],
@@ -384,7 +384,7 @@ def result_path(task: str, method: str, seconds: float | None, out: Path = RESUL
     return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{budget}.json"
 
 
-TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed"},
+TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed", "steps"},
                 "natural_image": {"run_dir", "evals", "lr", "seed", "steps"},
                 "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift", "stem", "patch"}}
 
@@ -409,8 +409,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--shift", type=int, help="classification only: random translations of up to this many pixels")
     ap.add_argument("--stem", type=int, help="classification only: feature maps of the stem (0: none; default the recipe's 8)")
     ap.add_argument("--patch", type=int, help="classification only: patch side in pixels (default the recipe's 7)")
-    ap.add_argument("--steps", type=int, help="natural_image, classification: train exactly this many steps, not as many as "
-                                              "fit in --seconds (an equal-steps comparison; written to results/equal_steps/)")
+    ap.add_argument("--steps", type=int, help="natural_image, classification, language tasks: train exactly this many steps, "
+                                              "not as many as fit in --seconds (an equal-steps comparison; written to "
+                                              "results/equal_steps/)")
     return ap
 
 
@@ -429,7 +430,8 @@ def main(argv=None):
         ap.error(f"--task {a.task} has no option {', '.join('--' + k.replace('_', '-') for k in wrong)}")
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
-    label = run_label(a.method, **{k: getattr(a, k) for k in ("lr", "seed", "init", "smoothing", "shift", "stem", "patch") if k in opts})
+    named = ("lr", "seed", "init", "smoothing", "shift", "stem", "patch")  # the options that name a run
+    label = run_label(a.method, **{k: getattr(a, k) for k in named if k in opts})
     seconds = None if a.steps else a.seconds   # a run of given steps has no CPU budget
     row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),
                seconds=seconds, model=type(model).__name__, n_params=count_params(model),
