@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 import tempfile
 import time
@@ -379,9 +380,11 @@ def model_kind(model) -> str:
 
 def result_path(task: str, method: str, seconds: float | None, out: Path = RESULTS, width: int | None = None,
                 steps: int | None = None) -> Path:
-    "results/<task>__<method>[__D<width>]__<seconds>.json, or __<steps>steps.json for a run of given steps"
+    """results/<task>__<method>[__D<width>]__<seconds>.json, or __<steps>steps.json for a run of given steps; the method
+    with spaces as underscores and without the characters a file name cannot hold on every system (`=`, `>`, ...)"""
     budget = f"{steps}steps" if steps else f"{int(seconds)}"
-    return out / f"{task}__{method.replace(' ', '_').replace('=', '')}{f'__D{width}' if width else ''}__{budget}.json"
+    name = re.sub(r'[=<>:"/\\|?*]', "", method.replace(" ", "_"))
+    return out / f"{task}__{name}{f'__D{width}' if width else ''}__{budget}.json"
 
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed", "steps"},

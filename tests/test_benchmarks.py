@@ -401,6 +401,14 @@ def test_run_options_name_their_file():
     assert tm.run_label("T=2", lr=None, seed=3, init="kjv_ar") == "T=2 (seed 3, init kjv_ar)"
     path = tm.result_path("language", tm.run_label("T=2", init="/tmp/runs/run.npz"), 900, Path("/r"))
     assert path.parent == Path("/r") and path.name == "language__T2_(init_run.npz)__900.json"
+    floor = tm.result_path("long_language", "window heads 3, half-lives >= 64", None, steps=6719)
+    assert floor.name == "long_language__window_heads_3,_half-lives__64__6719steps.json"  # no '>': a name for any system
+
+
+def test_result_files_have_portable_names():
+    "Every committed result file can be checked out on any system: no character a Windows file name cannot hold"
+    files = [p.name for p in (ROOT / "benchmarks" / "results").rglob("*") if p.is_file()]
+    assert len(files) > 20 and not [f for f in files if re.search(r'[<>:"\\|?*=]', f)]
 
 
 @pytest.mark.parametrize("method,options", [("warm T=1", {}), ("warm, 4 energy blocks", dict(lr=0.002, seed=1)),
