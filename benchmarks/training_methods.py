@@ -60,7 +60,7 @@ from energy_transformer.core import EnergyTransformer, ETConfig, count_params  #
 from energy_transformer.data import load_images, load_natural  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
-from energy_transformer.image_training import masked_image_loss, preset, train_inpainting  # noqa: E402
+from energy_transformer.image_training import fastest_exact_path, masked_image_loss, preset, train_inpainting  # noqa: E402
 from energy_transformer.language import CausalTransformer, MaskedTransformer  # noqa: E402
 from energy_transformer.language import matched_transformer as matched_lm  # noqa: E402
 from energy_transformer.language_training import context_profile, fit_language_model, kjv_alphabet, lm_evaluator, lm_preset  # noqa: E402
@@ -195,20 +195,31 @@ def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals:
     of the initialisation and the data order, default the recipe's) on crops of all the training photos, masked MSE
     at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops once;
     resumable in `run_dir` like the language runs. `steps` given: exactly that many training steps instead of as many
-    as fit in `seconds` (an equal-steps comparison)."""
+    as fit in `seconds` (an equal-steps comparison). An ET trains with the exact-gradient path that `et-train` would
+    choose on this machine (`exact_path`), named in the result."""
     mc, task, tc = preset("natural")
     task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3 if lr is None else lr)
     if seed is not None: tc = replace(tc, seed=seed)
     desc, make = _natural_methods(mc)[method]
     data = (load_natural("train"), load_natural("valid"))
-    train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, **k)
+    path, kw = exact_path(make(tc.seed), tc.batch_size)
+    train = lambda tc, **k: train_inpainting(make(tc.seed), task, tc, data=data, progress=False, descend_kw=kw, **k)
     rate, final = _resumable(train, tc, run_dir, seconds, steps)
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     fx, fmask = eval_set(load_natural("test"), model.patcher.N, 2000, task.mask_ratio, seed=1)
     return dict(metric="masked_mse", lower_is_better=True, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
                 valid=log["final"]["model"]["mse"], test=float(evaluate(model, fx, fmask)["mse"]),
                 baselines={k: log["final"][k]["mse"] for k in ("mean_fill", "biharmonic")},
-                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["mse"]) for e in log["evals"]], model=model)
+                curve=[dict(step=e["step"], cpu_s=e["cpu_s"], value=e["mse"]) for e in log["evals"]], model=model,
+                **({"gradient_path": path} if path else {}))
+
+
+def exact_path(model, batch_size: int) -> tuple[str | None, tuple]:
+    """The exact-gradient path `et-train` would train an image ET with (`fastest_exact_path`, timed here), as (name,
+    `predict_tokens` keywords); (None, ()) for a transformer, which has no energy gradient to compute"""
+    if not isinstance(model, ImageEnergyTransformer): return None, ()
+    name, kw, _ = fastest_exact_path(model.config, batch_size, iters=2)
+    return name, kw
 
 
 def _resumable(train, tc, run_dir: Path | None, seconds: float, steps: int | None = None) -> tuple[float | None, dict]:

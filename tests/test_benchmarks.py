@@ -18,8 +18,8 @@ import pytest
 
 from energy_transformer.classify import ClassifierConfig, ImageClassifier
 from energy_transformer.core import EnergyTransformer, ETConfig, count_params, params_of
-from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
-from energy_transformer.image_training import preset
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, MAEConfig, TransformerMAE, matched_mae
+from energy_transformer.image_training import EXACT_PATHS, preset
 from energy_transformer.language import CausalET, LMConfig
 from energy_transformer.language_training import kjv_alphabet, lm_preset
 from energy_transformer.train import TrainConfig
@@ -354,6 +354,18 @@ def test_classification_width_keeps_the_recipe_and_matches_the_transformer():
     assert bare.stem == 0 and 29_000 < count_params(ImageClassifier(bare, key=jax.random.key(0))) < 31_000
     small = tm.classification_config("exact", 64, patch=4)[1]  # `--patch 4`: 7 x 7 = 49 patches of 4 x 4 pixels
     assert (small.patch_size, small.patcher.N, small.stem, small.et.D) == (4, 49, 8, 64)
+
+
+def test_natural_runs_train_an_et_on_the_path_et_train_would_choose(monkeypatch):
+    "An image ET gets the path `fastest_exact_path` times fastest for its configuration and batch (as in et-train)"
+    tm, asked, fast = _bench("training_methods"), [], "autograd, no remat"
+    timed = lambda mc, batch_size, iters: asked.append((mc, batch_size)) or (fast, EXACT_PATHS[fast], {})
+    monkeypatch.setattr(tm, "fastest_exact_path", timed)  # the timing itself is page 03's
+    mc = ImageETConfig.tiny(start="harmonic", residual=True)
+    got = tm.exact_path(ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0)), 8)
+    assert got == (fast, (("autograd", True), ("remat", False)))
+    assert asked == [(mc, 8)]
+    assert tm.exact_path(TransformerMAE(MAEConfig.like(mc), key=jax.random.PRNGKey(0)), 8) == (None, ())
 
 
 def test_long_context_reports_the_taylor_heads_half_lives():
