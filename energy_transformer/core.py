@@ -217,6 +217,11 @@ class EnergyTransformer(eqx.Module):
         f = self.config.gamma_floor
         return jnp.clip(f + (1 - f) * jax.nn.sigmoid(self.decay) if f else jax.nn.sigmoid(self.decay), 1e-6, 1 - 1e-6)
 
+    @property
+    def half_lives(self) -> Float[Array, "H"] | None:
+        "t_h = -1 / log2 gamma_h: the distance in tokens at which a taylor head's decay halves a term (None without decay)"
+        return None if self.decay is None else -1.0 / jnp.log2(self.gamma)
+
     def position(self, N: int, # tokens
                  start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
                  ) -> Float[Array, "..."] | None:
