@@ -430,10 +430,9 @@ def show_image_grid(images: np.ndarray, # (n, C, H, W) or one (C, H, W), C in {1
         for a in axs.flat: a.set_axis_off()
         for a, im, t in zip(axs.flat, images, titles, strict=False): show(a, im); a.set_title(t, fontsize=8)
     else:
-        if ax is None: fig, ax = plt.subplots(figsize=(scale * ncol, scale * rows))
-        else: fig = ax.figure
-        pad_value = 1.0
-        show(ax, make_grid(images, ncol, pad=max(1, images.shape[-1] // 14), pad_value=pad_value))
+        own = ax is None  # a figure of its own, laid out here; a caller's axes keep the caller's layout
+        fig, ax = plt.subplots(figsize=(scale * ncol, scale * rows)) if own else (ax.figure, ax)
+        show(ax, make_grid(images, ncol, pad=max(1, images.shape[-1] // 14), pad_value=1.0))
     if suptitle: fig.suptitle(suptitle)
-    fig.tight_layout()
+    if titles is not None or own: fig.tight_layout()
     return fig
