@@ -116,7 +116,12 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray
     check_weights(arrays, path)
     if header.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: unknown checkpoint format {header.get('format')!r}, expected {CHECKPOINT_FORMAT!r}")
+    for key, kind, what in (("class", str, "a string"), ("config", dict, "an object"), ("arrays", dict, "an object")):
+        if key in header and not isinstance(header[key], kind):
+            raise ValueError(f"{path}: its header's {key!r} is a JSON {type(header[key]).__name__}, not {what}")
     listed = header.get("arrays", {})
+    if not all(isinstance(s, list) and all(isinstance(n, int) for n in s) for s in listed.values()):
+        raise ValueError(f"{path}: its header's 'arrays' must give each array's shape as a list of integers")
     if set(listed) != set(arrays):
         raise ValueError(f"{path}: arrays {sorted(set(listed) ^ set(arrays))} disagree with its header")
     for k, shape in listed.items():
@@ -170,9 +175,11 @@ def load_checkpoint(path: str | os.PathLike,  # a file written by `save_checkpoi
     if header.get("class") != cls.__name__:
         raise ValueError(f"{path}: holds a {header.get('class')!r}, not a {cls.__name__}")
     config_cls = config_class(cls)
-    try: config = config_cls.from_dict(header["config"])
+    try:
+        config = config_cls.from_dict(header["config"])
+        template = eqx.filter_eval_shape(cls, config, key=jax.random.PRNGKey(0))
     except (TypeError, ValueError, KeyError) as e: raise ValueError(f"{path}: invalid {config_cls.__name__}: {e}") from None
-    template = eqx.filter_eval_shape(cls, config, key=jax.random.PRNGKey(0))
+    except MemoryError: raise ValueError(f"{path}: its {config_cls.__name__} asks for more memory than there is") from None
     return fill_tree(template, arrays, "model/", path)
 
 # %% ../nbs/11_checkpoint.ipynb #ckptpc04

@@ -165,10 +165,12 @@ class AbstractClassifier(eqx.Module):
         "Class logits of one image"
         raise NotImplementedError
 
-    def _check_one(self, image):
+    def _check_one(self, image) -> Float[Array, "C Hpx Wpx"]:
+        "One image of the configured shape, as float pixels in [0, 1] (its values checked when they are known)"
         shape = self.config.image_shape
-        if tuple(image.shape) != shape:
-            raise ValueError(f"image must have shape {shape}, got {tuple(image.shape)} (use predict for batches)")
+        if tuple(jnp.shape(image)) != shape:
+            raise ValueError(f"image must have shape {shape}, got {tuple(jnp.shape(image))} (use predict for batches)")
+        return as_unit_images(image, "image")
 
     def predict_proba(self, images: Float[Array, "B C Hpx Wpx"], # floats in [0, 1]
                       *, T: int | None = None, # descent steps (default: config.T; an ET only)
@@ -240,7 +242,7 @@ class ImageClassifier(AbstractClassifier):
                *, T: int | None = None, # descent steps (default: config.T; an ET only)
               ) -> Float[Array, "K"]:
         "Class logits of one image: embed, mix, read the CLS token"
-        self._check_one(image)
+        image = self._check_one(image)
         return self.head(self.mixer(self.embed(image), T)[0])
 
     def descent(self, image: Float[Array, "C Hpx Wpx"], # one image, pixels in [0, 1]
@@ -248,8 +250,7 @@ class ImageClassifier(AbstractClassifier):
                ) -> tuple[Float[Array, "K"], Trajectory]:
         "Logits of one image and the energies of its descent at every step (an Energy Transformer only)"
         if not isinstance(self.mixer, ETDescent): raise TypeError("descent needs an Energy Transformer (config.mixer 'et')")
-        self._check_one(image)
-        x, tr = self.mixer.recorded(self.embed(image), T)
+        x, tr = self.mixer.recorded(self.embed(self._check_one(image)), T)
         return self.head(x[0]), tr
 
     def descents(self, images: Float[Array, "B C Hpx Wpx"], # floats in [0, 1]
@@ -288,8 +289,7 @@ class PixelMLP(AbstractClassifier):
     def logits(self, image: Float[Array, "C Hpx Wpx"], *, T: None = None) -> Float[Array, "K"]:
         "Class logits of one image (T is accepted for a uniform interface and must be None)"
         if T is not None: raise TypeError("PixelMLP has no descent; T must be None")
-        self._check_one(image)
-        h = image.reshape(-1)
+        h = self._check_one(image).reshape(-1)
         for layer in self.layers[:-1]: h = jax.nn.relu(layer(h))
         return self.layers[-1](h)
 

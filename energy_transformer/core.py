@@ -383,7 +383,7 @@ def descend(et: EnergyTransformer, # the energy
     if backprop_steps is not None and check_int("descend", "backprop_steps", backprop_steps, low=0) < T:
         x_mid = _run_steps(step, x, T - backprop_steps, False)
         x, T = x + lax.stop_gradient(x_mid - x), backprop_steps  # the value of x_mid, the derivative of the identity
-    return _run_steps(step, x, T, remat)
+    return check_finite_result(_run_steps(step, x, T, remat), "descend", x)  # known values only: free under jit
 
 # %% ../nbs/01_energy_transformer.ipynb #descpc03
 def descend_recorded(et: EnergyTransformer, # the energy
@@ -439,8 +439,12 @@ def energy_recall(Efn, # energy of layer-normalised tokens, `Efn(g) -> scalar` (
                   ) -> tuple[Float[Array, "N D"], Float[Array, "nsteps"]]:
     "Gradient descent x <- x - step_size dE/dg at g = LN(x): the final tokens and the energy before each step"
     check_int("energy_recall", "nsteps", nsteps, 0, MAX_STEPS); check_real("energy_recall", "step_size", step_size, 0)
+    x_init = as_float_array(x_init, "x_init")
+    if x_init.ndim != 2: raise ValueError(f"x_init must be one token set of shape (N, D), got shape {tuple(x_init.shape)}")
+    x_init = check_tokens(x_init, x_init.shape[1], "x_init")
     ln = jax.vmap(lnorm if lnorm is not None else EnergyLayerNorm(x_init.shape[-1]))
     def step(x, _):
         e, grad = jax.value_and_grad(Efn)(ln(x))
         return x - step_size * grad, e
-    return lax.scan(step, x_init, None, length=nsteps)
+    x, energies = lax.scan(step, x_init, None, length=nsteps)
+    return check_finite_result(x, "energy_recall", x_init), energies

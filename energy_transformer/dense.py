@@ -463,4 +463,8 @@ class ContinuousHopfield(eqx.Module):
         run = lambda xi, k: lax.fori_loop(0, k, lambda _, x: self.update(x, mask), xi)
         measure = lambda xi: (self.energy(xi, mask), xi if keep_states else None)
         xi_T, step, (E, states) = record_every(run, measure, xi, steps, every)
+        v = concrete(xi_T)
+        if v is not None and not np.isfinite(v).all():  # e.g. scores beta X^T xi past ~1e10: the compiled softmax breaks down
+            raise ValueError(f"ContinuousHopfield.recall: the state became NaN or infinite (beta = {float(self.beta):g}, scores "
+                             f"beta X^T xi up to {float(jnp.abs(self.scores(xi)).max()):.3g}): lower beta or scale the patterns")
         return xi_T, RecallTrace(step=step, energy=E, state=states)

@@ -20,7 +20,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
-from .checks import MAX_STEPS, as_float_pixels, check_int, check_key, check_real, float_dtype
+from .checks import MAX_STEPS, as_float_pixels, as_unit_images, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import harmonic_solve, masked_mse
 from .patches import Patcher, sincos_2d
@@ -320,7 +320,7 @@ class ImageEnergyTransformer(AbstractImageModel):
                  keep_images: bool = False,  # decode the image at each record (animations)
                  ) -> tuple[Float[Array, "C Hpx Wpx"], ImageTrajectory | None]:
         "Inpaint one image: the reconstruction (visible patches included) and optionally its trajectory."
-        pt, image = self.patcher, as_float_pixels(image, "image")
+        pt, image = self.patcher, as_unit_images(image, "image")
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         tokens, mask = self._check(pt.tokenify(image), mask)
@@ -484,7 +484,7 @@ class TransformerMAE(AbstractImageModel):
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token
                  ) -> Float[Array, "C Hpx Wpx"]:
         "Inpaint one image: the reconstruction (all patches decoded)."
-        pt, image = self.patcher, as_float_pixels(image, "image")
+        pt, image = self.patcher, as_unit_images(image, "image")
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         return pt.untokenify(self.predict_tokens(pt.tokenify(image), mask))

@@ -37,6 +37,9 @@ def _starts(L: int, w: int, stride: int) -> list[int]:
     return starts if starts[-1] == L - w else starts + [L - w]
 
 
+_MAX_WEIGHT_LOG10 = 30  # the largest window weight: 1e30, far enough below float32's 3.4e38 for sums of them
+
+
 def centre_weights(rows: int,  # patch rows of the window
                    cols: int,  # patch columns of the window
                    power: float = 4,  # sharpness: 0 gives equal weights
@@ -44,8 +47,12 @@ def centre_weights(rows: int,  # patch rows of the window
     "rows x cols weights of a window's patches: the product of two tents to the `power`, 1 in the corners, largest in the centre."
     check_int("centre_weights", "rows", rows); check_int("centre_weights", "cols", cols)
     check_real("centre_weights", "power", power, 0)  # NaN or inf weights would make every fill NaN
-    tent = lambda n: np.minimum(np.arange(1, n + 1), np.arange(n, 0, -1)).astype(np.float32)
-    return np.outer(tent(rows), tent(cols)) ** power
+    tent = lambda n: np.minimum(np.arange(1, n + 1), np.arange(n, 0, -1))
+    peak = float(tent(rows).max() * tent(cols).max())  # the centre's weight is peak ** power
+    if peak > 1 and power * math.log10(peak) > _MAX_WEIGHT_LOG10:  # overlapping windows add up such weights in float32
+        raise ValueError(f"centre_weights: power {power:g} is too large for a {rows} x {cols} window: its weights would "
+                         f"overflow float32 (at most {_MAX_WEIGHT_LOG10 / math.log10(peak):.0f} for this window)")
+    return (np.outer(tent(rows), tent(cols)).astype(np.float64) ** power).astype(np.float32)
 
 
 def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predict_tokens` (its window)
@@ -73,6 +80,8 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     grid = Patcher((C, H, W), p)
     rng = np.random.default_rng(check_int("inpaint_photo", "seed", seed, 0))
     mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
+    if mask.all(): raise ValueError(f"mask ratio {mask_ratio:g} hides all {grid.N} patches of this photo, leaving nothing to "
+                                    f"fill them from; hide at most {grid.N - 1} (a ratio up to {(grid.N - 1) / grid.N:.4g})")
     pm = grid.pixel_mask(mask)
     corners = [(i, j) for i in _starts(H, h, stride) for j in _starts(W, w, stride)]
     masks = np.stack([pm[i:i + h:p, j:j + w:p].reshape(-1) for i, j in corners])
@@ -85,6 +94,8 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     part = lambda a, k: None if a is None else jnp.asarray(a[k:k + batch_size])
     pred = np.concatenate([np.asarray(_predict_batch(model, part(tokens, k), part(masks, k), part(fills, k)))
                            for k in range(0, len(tokens), batch_size)])
+    if not np.isfinite(pred).all():
+        raise ValueError("the model's fill is not finite (NaN or inf): its weights cannot fill this photo; check the checkpoint")
     pred = model.patcher.untokenify(pred[:len(corners)])
     wt = np.kron(centre_weights(h // p, w // p, power), np.ones((p, p), np.float32))  # per pixel of a window
     acc, wsum = np.zeros_like(photo), np.zeros((H, W), np.float32)
@@ -224,6 +235,8 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
     try:
         if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
         out = check_output_file(out or Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"), "--out")
+        if Path(out).resolve() == Path(photo).resolve():
+            raise ValueError(f"--out {out} is the input photo, which it would overwrite; give another file")
         model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
         r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
         r = blend_classical(r, classical) if classical else r
@@ -237,7 +250,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
     how = (f"{own}: its fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
            if classical else f"{own}: its own fill")
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']):.1f} dB; {how}) · classical fills: "
+          f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}) · classical fills: "
           + " · ".join(f"{k} {v:.5f}" for k, v in fills.items()) + f" ({r['windows']} windows)")
 
 # %% ../nbs/14_inpaint.ipynb #inp020
