@@ -20,7 +20,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
 
 from . import core
 from .attention import AbstractAttention
-from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, float_dtype
+from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of
 from .heads import Readout
 from .text import CharVocab
@@ -78,8 +78,8 @@ class LMConfig:
         CharVocab(self.chars)
         if self.objective not in ("ar", "mlm"): raise ValueError(f"objective must be 'ar' or 'mlm', got {self.objective!r}")
         check_int("LMConfig", "N", self.N); check_int("LMConfig", "T", self.T, 1, MAX_STEPS)
-        if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha > 0):
-            raise ValueError(f"LMConfig.alpha must be a finite number > 0, got {self.alpha!r}")
+        check_real("LMConfig", "alpha", self.alpha, 0, low_open=True)
+        check_real("LMConfig", "pos_std", self.pos_std, 0)  # NaN or inf would make every logit NaN
         if self.et.causal: raise ValueError("LMConfig.et.causal must be False: the causal descent comes from `objective`")
 
     @property
@@ -243,6 +243,7 @@ def ar_loss(model: AbstractCharLM, # an autoregressive model
             key: PRNGKeyArray | None = None, # unused (the loss is deterministic)
            ) -> Float[Array, ""]:
     "Mean cross-entropy (nats) of every next character, all positions of all windows in parallel"
+    batch = check_ids(batch, model.vocab.V, "ar_loss.batch")  # known ids only: a check inside jit would cost every step
     logits = jax.vmap(model.logits)(batch[:, :-1])
     return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), batch[:, 1:, None], -1))
 
@@ -257,6 +258,7 @@ def mlm_loss(model: MaskedET, # a masked model
              key: PRNGKeyArray, # masks of this batch
             ) -> Float[Array, ""]:
     "Mean cross-entropy (nats) of the masked characters, masks drawn by `mask_for_training`"
+    batch = check_ids(batch, model.vocab.V, "mlm_loss.batch")  # characters only: MASK (id V) is not a target
     mask = jax.vmap(mask_for_training, (0, None))(jax.random.split(key, batch.shape[0]), batch.shape[1])
     logits = jax.vmap(model.logits)(jnp.where(mask, model.mask_id, batch))
     nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), batch[..., None], -1)[..., 0]
@@ -315,6 +317,12 @@ def next_logits(model: AbstractCharLM, # an autoregressive model (ET or transfor
     return model.logits(ids)[n - 1]
 
 # %% ../nbs/05_language.ipynb #2c0f22ff
+def _scaled(logits: np.ndarray, # (..., V) logits or log-probabilities (float64)
+            temperature: float, # > 0
+           ) -> np.ndarray:
+    "(logits - their max) / temperature: 0 at the most likely id, never NaN; a tiny temperature leaves the rest -inf (greedy)"
+    with np.errstate(over="ignore"): return (logits - logits.max(-1, keepdims=True)) / temperature
+
 def sample_char(logits: np.ndarray, # (V,) logits
                 rng: np.random.Generator,
                 temperature: float = 1.0, # 0: the most likely character
@@ -325,15 +333,19 @@ def sample_char(logits: np.ndarray, # (V,) logits
     logits = np.asarray(logits, np.float64)
     if temperature == 0: return int(np.argmax(logits))
     if top_k is not None: logits = np.where(logits >= np.sort(logits)[-min(top_k, logits.size)], logits, -np.inf)
-    p = np.exp((logits - logits.max()) / temperature); p /= p.sum()
+    p = np.exp(_scaled(logits, temperature)); p /= p.sum()
     if top_p is not None:  # the nucleus: the fewest most likely ids whose mass reaches top_p
         order = np.argsort(-p, kind="stable"); p[order[np.searchsorted(np.cumsum(p[order]), top_p) + 1:]] = 0; p /= p.sum()
     return int(rng.choice(p.size, p=p))
 
 
 # %% ../nbs/05_language.ipynb #ad9d4f58
+def _is_number(v) -> bool:
+    "A real scalar: a Python or NumPy int or float (a bool is not one)"
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
 def _check_temperature(temperature):
-    if isinstance(temperature, bool) or not (isinstance(temperature, (int, float)) and 0 <= temperature < math.inf):
+    if not (_is_number(temperature) and 0 <= temperature < math.inf):
         raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
 
 def _check_generation(model, prompt: str, length: int, temperature: float, top_k, top_p=None):
@@ -345,7 +357,7 @@ def _check_generation(model, prompt: str, length: int, temperature: float, top_k
     _check_temperature(temperature)
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
         raise ValueError(f"top_k must be an int >= 1 or None, got {top_k!r}")
-    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
+    if top_p is not None and not (_is_number(top_p) and 0 < top_p <= 1):
         raise ValueError(f"top_p must be a number in (0, 1] or None, got {top_p!r}")
 
 def generate(model: AbstractCharLM, # an autoregressive model
@@ -395,7 +407,7 @@ def _unmask(model: AbstractMaskedLM, ids: np.ndarray, rounds: int, temperature: 
         if left.size == 0: break
         lp = np.asarray(_log_probs(model, jnp.asarray(ids, jnp.int32)), np.float64)[left]
         if temperature == 0: pick = lp.argmax(-1)
-        else: pick = (lp / temperature + rng.gumbel(size=lp.shape)).argmax(-1)  # a draw from softmax(lp / temperature)
+        else: pick = (_scaled(lp, temperature) + rng.gumbel(size=lp.shape)).argmax(-1)  # a draw from softmax(lp / temperature)
         conf = np.take_along_axis(lp, pick[:, None], -1)[:, 0]
         best = np.argsort(-conf, kind="stable")[:math.ceil(left.size / (rounds - r))]
         ids[left[best]] = pick[best]
@@ -412,7 +424,7 @@ def fill_rounds(model: AbstractMaskedLM, # a masked model
     blank and fixes the most confident ones, so that later rounds condition on earlier choices (as in MaskGIT and
     discrete diffusion); other characters never change"""
     if model.config.objective != "mlm": raise ValueError("fill needs a masked model (objective 'mlm')")
-    check_int("fill", "rounds", rounds); _check_temperature(temperature)
+    check_int("fill", "rounds", rounds); check_int("fill", "seed", seed, 0); _check_temperature(temperature)
     if len(blank) != 1 or blank in model.vocab.chars:
         raise ValueError(f"blank must be one character outside the vocabulary, got {blank!r}")
     if not 1 <= len(text) <= model.config.N:
@@ -445,7 +457,7 @@ def generate_masked(model: AbstractMaskedLM, # a masked model
     if model.config.objective != "mlm": raise ValueError("generate_masked needs a masked model (objective 'mlm')")
     check_int("generate_masked", "length", length, 1, MAX_GENERATE); check_int("generate_masked", "rounds", rounds)
     _check_temperature(temperature)
-    N, rng = model.config.N, np.random.default_rng(seed)
+    N, rng = model.config.N, np.random.default_rng(check_int("generate_masked", "seed", seed, 0))
     known, out = list(model.vocab.encode(prompt)[-(N // 2):]) if prompt else [], []
     while len(out) < length:
         n_new = min(N - len(known), length - len(out))

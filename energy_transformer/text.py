@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import check_int
+from .checks import check_ids, check_int
 
 # %% auto #0
 __all__ = ['KJV_COMMAND', 'KJV_INSTALL', 'VALID_BOOKS', 'TEST_BOOKS', 'read_kjv', 'kjv_splits', 'CharVocab', 'random_windows',
@@ -82,8 +82,10 @@ class CharVocab:
         return lut[np.frombuffer(text.encode("utf-32-le"), np.uint32)] if text else np.zeros(0, np.int32)
 
     def decode(self, ids: Sequence[int] | np.ndarray) -> str:
-        "The text of a sequence of ids"
-        return "".join(self.chars[int(i)] for i in np.asarray(ids).ravel())
+        "The text of a sequence of ids; ids outside [0, V) are a one-line error (never read from the end)"
+        a = np.asarray(ids).ravel()
+        if a.size and a.dtype.kind not in "iu": raise TypeError(f"ids must be integers, got {a.dtype}")
+        return "".join(self.chars[i] for i in check_ids(a, self.V, "ids").tolist())
 
 # %% ../nbs/08_text.ipynb #990bc981
 def random_windows(ids: np.ndarray, # a long sequence of token ids
