@@ -7,6 +7,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/checks.html.md"""
 # %% ../nbs/18_checks.ipynb #32ad5fcc
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -23,8 +24,9 @@ import numpy as np
 # %% auto #0
 __all__ = ['MAX_STEPS', 'MAX_GENERATE', 'MAX_ARRAY_BYTES', 'MAX_PHOTO_PIXELS', 'float_dtype', 'concrete', 'as_float_array',
            'check_finite', 'check_magnitude', 'check_finite_result', 'check_real', 'check_key', 'check_ids',
-           'check_tokens', 'as_float_pixels', 'as_unit_images', 'check_int', 'LimitError', 'check_stem', 'check_size',
-           'read_npz', 'check_weights', 'check_pixels', 'check_output_dir', 'check_output_file', 'quiet_interrupts']
+           'check_flags', 'check_tokens', 'as_float_pixels', 'as_unit_images', 'check_int', 'LimitError', 'check_stem',
+           'check_size', 'read_npz', 'check_weights', 'check_pixels', 'check_output_dir', 'check_output_file',
+           'quiet_interrupts']
 
 # %% ../nbs/18_checks.ipynb #25d4c27a
 def float_dtype() -> np.dtype:
@@ -132,6 +134,15 @@ def check_ids(ids, # integer token ids (traced: unchecked)
     if v is not None and v.size and (v.min() < 0 or v.max() >= V):
         raise ValueError(f"{name} must be in [0, {V}) (the vocabulary), got values from {v.min()} to {v.max()}")
     return ids
+
+def check_flags(config, # a dataclass instance, e.g. a model configuration
+               ):
+    "`config` unchanged when every field annotated `bool` holds True or False, else a one-line `TypeError`"
+    for f in dataclasses.fields(config):  # a string such as "no" would be truthy: it would switch the option on
+        v = getattr(config, f.name)
+        if f.type in (bool, "bool") and not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{type(config).__name__}.{f.name} must be True or False, got {v!r}")
+    return config
 
 # %% ../nbs/18_checks.ipynb #2107c19f
 def check_tokens(x, # token states

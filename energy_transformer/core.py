@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
+from . import checks
 from .attention import ATTENTION, AbstractAttention, attention_kernel
 from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
@@ -67,6 +68,7 @@ class ETConfig:
     min_half_life: float = 0 # decay: every taylor head's half-life kept above this many tokens (0: no floor)
 
     def __post_init__(self):
+        checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
         for name in ("D", "H", "Y", "M"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:

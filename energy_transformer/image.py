@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from . import core
+from . import checks, core
 from .checks import MAX_STEPS, as_float_pixels, as_unit_images, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import harmonic_solve, masked_mse
@@ -75,6 +75,7 @@ class ImageETConfig(PatchGeometry):
     blocks: int = 1  # distinct energy blocks, each descended T steps in turn (1: the paper's single block)
 
     def __post_init__(self):
+        checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
         self._check_geometry()
         if not isinstance(self.et, ETConfig): raise TypeError(f"et must be an ETConfig, got {type(self.et).__name__}")
         check_real("ImageETConfig", "alpha", self.alpha, 0, low_open=True)
@@ -434,6 +435,7 @@ class MAEConfig(PatchGeometry):
     tied_values: bool = False  # blocks without value and output projections (`TransformerBlock(tied_values=True)`)
 
     def __post_init__(self):
+        checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
         self._check_geometry()
         for k in ("D", "H", "Y", "M", "L", "repeat"): check_int("MAEConfig", k, getattr(self, k))
 

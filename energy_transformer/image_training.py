@@ -23,7 +23,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh
 from jaxtyping import Array, Float, PRNGKeyArray
 
-from .checks import check_int, check_output_dir, check_stem, quiet_interrupts
+from .checks import check_flags, check_int, check_output_dir, check_stem, quiet_interrupts
 from .core import ETConfig
 from .data import DATASETS, BatchIterator, load_images
 from .distributed import exit_now, join_processes, launch_local
@@ -48,6 +48,7 @@ class ImageTaskConfig(JSONConfig):
     final_eval_size: int = 10_000  # test images in the final evaluation (at most the test set)
 
     def __post_init__(self):
+        check_flags(self)  # a bool field given "no" or 1 would silently switch its option
         for k in ("eval_size", "final_eval_size"): check_int("ImageTaskConfig", k, getattr(self, k))
         if not 0 < self.mask_ratio <= 1: raise ValueError(f"ImageTaskConfig.mask_ratio must be in (0, 1], got {self.mask_ratio}")
         if not 0 <= self.keep < 1: raise ValueError(f"ImageTaskConfig.keep must be in [0, 1), got {self.keep}")
