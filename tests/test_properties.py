@@ -245,8 +245,8 @@ def test_read_photo_any_mode(tmp_path_factory, mode, H, W, channels, seed):
 
 
 @SLOW
-@given(mode=st.sampled_from(["L", "I;16", "RGBA", "P", "CMYK"]), size=st.sampled_from([(28, 28), (14, 17), (200, 90)]))  # from half the model's size up
-def test_et_classify_files(tmp_path_factory, mode, size):
+@given(mode=st.sampled_from(["L", "I;16", "RGBA", "P", "CMYK"]), size=st.sampled_from([(28, 28), (14, 17), (200, 90)]))
+def test_et_classify_files(tmp_path_factory, mode, size):  # sizes from half the model's input (smaller are refused) up
     path = tmp_path_factory.mktemp("cls") / "x.png"
     _image_file(path, mode, size, 0)
     if mode == "CMYK": path = path.with_suffix(".tif")
