@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float
 
-from .checks import as_unit_images, check_int, concrete
+from .checks import as_unit_images, check_finite, check_int, concrete
 from .core import count_params
 from .patches import Patcher, random_masks
 from .train import trainable
@@ -32,6 +32,7 @@ def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
                chosen: Bool[Array, "*B N"],  # patches that count
                ) -> Float[Array, "*B"]:
     "Mean squared error over the chosen patches of each image (pixel units); an image with no chosen patch is an error."
+    check_finite(pred, "masked_mse: pred"); check_finite(target, "masked_mse: target")  # known values; free under jit
     xp = jnp if any(isinstance(a, jax.Array) for a in (pred, target, chosen)) else np
     with np.errstate(divide="ignore", invalid="ignore"): out, n = _masked_mse(pred, target, chosen, xp)  # 0/0: refused below
     empty = "masked_mse: an image has no chosen patch, so its mean over chosen patches is undefined"
@@ -62,7 +63,9 @@ def _check_fill(image, pixel_mask):
     if image.ndim != 3: raise ValueError(f"image must be C x Hpx x Wpx, got shape {image.shape}")
     if pixel_mask.shape != image.shape[1:] or pixel_mask.dtype != bool:
         raise ValueError(f"pixel_mask must be boolean {image.shape[1:]}, got {pixel_mask.dtype} {pixel_mask.shape}")
-    return image, pixel_mask
+    if not np.isfinite(seen := image[:, ~pixel_mask]).all():
+        raise ValueError(f"image has {int((~np.isfinite(seen)).sum())} NaN or infinite visible pixels")
+    return np.where(pixel_mask, np.float32(0), image), pixel_mask  # what is hidden is never read, whatever it holds
 
 
 def mean_fill(image: np.ndarray,  # C x Hpx x Wpx
