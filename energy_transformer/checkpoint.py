@@ -201,6 +201,8 @@ def checkpoint_path(name: str,  # a shipped checkpoint's file stem, e.g. "fashio
 def resolve_checkpoint(name_or_path: str | os.PathLike,  # a shipped name ("natural") or a checkpoint file
                        ) -> Path:
     "The checkpoint file meant: an existing file or anything with a suffix is a path, otherwise a shipped name."
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"a checkpoint is a shipped model name or a file path, got {type(name_or_path).__name__}")
     p = Path(name_or_path)
     return p if p.suffix or p.is_file() else checkpoint_path(str(name_or_path))
 

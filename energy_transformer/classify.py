@@ -281,8 +281,8 @@ class PixelMLP(AbstractClassifier):
 
     def __init__(self, config: ClassifierConfig, *, hidden: int = 0, key: PRNGKeyArray):
         P, K = math.prod(config.image_shape), config.K
-        sizes = [P, hidden, K] if hidden else [P, K]
-        keys = jax.random.split(key, len(sizes) - 1)
+        sizes = [P, check_int("PixelMLP", "hidden", hidden, 0), K] if hidden else [P, K]
+        keys = jax.random.split(check_key(key), len(sizes) - 1)
         self.layers = tuple(eqx.nn.Linear(a, b, key=k) for a, b, k in zip(sizes[:-1], sizes[1:], keys, strict=True))
         self.config = config
 

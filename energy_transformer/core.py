@@ -281,7 +281,8 @@ class EnergyLayerNorm(eqx.Module):
                  eps: float = 1e-5): # added to the variance
         if isinstance(D, bool) or not isinstance(D, (int, np.integer)) or D < 1:
             raise ValueError(f"EnergyLayerNorm: D must be an integer >= 1, got {D!r}")
-        check_real("EnergyLayerNorm", "eps", eps, 0, low_open=True)
+        tiny = float(np.finfo(float_dtype()).tiny)  # below it, eps flushes to 0 and a constant token divides 0 by 0
+        check_real("EnergyLayerNorm", "eps", eps, tiny)
         self.D, self.eps = int(D), float(eps)
         self.gamma = jnp.ones((), float_dtype())
         self.delta = jnp.zeros((D,), float_dtype()) if use_bias else None

@@ -462,7 +462,7 @@ class TransformerMAE(AbstractImageModel):
     config: MAEConfig = eqx.field(static=True)
 
     def __init__(self, config: MAEConfig, *, key: PRNGKeyArray):
-        (ke, kt, kd), c = jax.random.split(key, 3), config
+        (ke, kt, kd), c = jax.random.split(check_key(key), 3), config
         self.embed, self.decoder = ImageEmbedding(c, c.D, key=ke), PatchDecoder(c.D, c.Z, key=kd)
         self.blocks = core.transformer_blocks(c.L, c.D, c.H, c.Y, c.M, key=kt, tied_values=c.tied_values)
         self.ln, self.config = eqx.nn.LayerNorm(c.D), c

@@ -142,6 +142,7 @@ def read_photo(path: str | os.PathLike,  # an image file PIL can read
                channels: int = 3,  # 3: RGB, 1: grey
                ) -> np.ndarray:
     "An image file as `channels x H x W` float32 in [0, 1]: 8/16-bit, grey, palette, RGBA (over white), CMYK; EXIF-rotated"
+    if not isinstance(path, (str, os.PathLike)): raise TypeError(f"path must be an image file's path, got {type(path).__name__}")
     path = Path(path)
     if channels not in (1, 3): raise ValueError(f"channels must be 1 or 3, got {channels!r}")
     if path.is_dir(): raise ValueError(f"{path} is a directory, not an image file")
