@@ -443,7 +443,7 @@ def load_language_model(name_or_path: str): # a shipped model name (e.g. "kjv_ar
 def _et_generate_args(prompt: str = None, # text to continue; without it, a new verse (causal) or text from nothing (masked)
                       fill: str = None, # text whose '_' characters the masked model fills
                       model: str = None, # model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)
-                      length: int = 200, # characters to generate (at most 20000)
+                      length: int = None, # characters to generate (default 200, at most 20000; not with --fill)
                       steps: int = None, # masked model: unmasking rounds per N/2 new characters (32), in all with --fill (8)
                       temperature: float = None, # sampling temperature (default 0.8; with --fill 0); 0 picks the most likely
                       top_k: int = None, # autoregressive model: sample among the k most likely characters
@@ -463,18 +463,25 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
     quiet_interrupts("et-generate")
     if a.prompt is not None and a.fill is not None:
         print("et-generate: error: give --prompt TEXT or --fill TEXT, not both", file=sys.stderr); sys.exit(2)
+    if a.fill is not None and a.length is not None:
+        print("et-generate: error: --length does not apply to --fill (its blanks set the length)", file=sys.stderr); sys.exit(2)
+    length = 200 if a.length is None else a.length
     def stream(prompt):  # prints the prompt with the first new text, once the arguments have passed their checks
         pending = [prompt]
         return lambda text: print((pending.pop() if pending else "") + text, end="", flush=True)
     try:
         m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
+        masked = a.fill is not None or m.config.objective == "mlm"  # --fill, or a masked model writing by unmasking
+        if masked and (a.top_k is not None or a.top_p is not None):
+            raise ValueError("error: --top-k and --top-p apply to the autoregressive model only, not to unmasking")
+        if not masked and a.steps is not None: raise ValueError("error: --steps applies to the masked model only")
         given = lambda **kw: {k: v for k, v in kw.items() if v is not None}  # options not given keep each function's default
         if a.fill is not None: print(lm.fill(m, a.fill, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
         if m.config.objective == "mlm":
-            lm.generate_masked(m, a.length, a.prompt or "", seed=a.seed, on_text=stream(a.prompt or ""),
+            lm.generate_masked(m, length, a.prompt or "", seed=a.seed, on_text=stream(a.prompt or ""),
                                **given(rounds=a.steps, temperature=a.temperature))
         else:  # no prompt: the context is a line break, the end of a verse
-            lm.generate(m, a.prompt or "\n", a.length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(a.prompt or ""),
+            lm.generate(m, a.prompt or "\n", length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(a.prompt or ""),
                         **given(temperature=a.temperature))
         print()
     except (ValueError, TypeError, FileNotFoundError) as e:
