@@ -85,6 +85,8 @@ class ClassifierConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
+        if isinstance(self.classes, str):
+            raise TypeError(f"ClassifierConfig.classes must be a list of names, not the string {self.classes!r}")
         object.__setattr__(self, "classes", tuple(str(c) for c in self.classes))
         Patcher(self.image_shape, self.patch_size)  # validates the geometry
         if len(self.classes) < 2: raise ValueError(f"ClassifierConfig.classes needs at least 2 names, got {self.classes}")

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float
 
-from .checks import as_unit_images, check_finite, check_int, concrete
+from .checks import as_unit_images, check_finite, check_int, check_real, concrete
 from .core import count_params
 from .patches import Patcher, random_masks
 from .train import trainable
@@ -129,7 +129,7 @@ def harmonic_fill(image: np.ndarray,  # C x Hpx x Wpx
                   tol: float = 1e-6,  # conjugate gradients stop at a residual of tol |b| (at least tol / 100 per hidden pixel)
                   ) -> np.ndarray:
     "Unknown pixels filled by the solution of Laplace's equation with the visible pixels as boundary values (each channel)."
-    image, pixel_mask = _check_fill(image, pixel_mask)
+    image, pixel_mask = _check_fill(image, pixel_mask); check_real("harmonic_fill", "tol", tol, 0, low_open=True)
     if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
     return np.asarray(_harmonic_jit(image, pixel_mask, tol), np.float32)
 

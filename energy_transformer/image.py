@@ -20,7 +20,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import checks, core
-from .checks import MAX_STEPS, as_float_pixels, as_unit_images, check_int, check_key, check_real, float_dtype
+from .checks import MAX_STEPS, as_float_pixels, as_unit_images, check_finite, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import harmonic_solve, masked_mse
 from .patches import Patcher, sincos_2d
@@ -37,10 +37,9 @@ STARTS = ("mask", "harmonic")  # how hidden tokens start the descent: the MASK t
 class PatchGeometry:
     "Image geometry shared by the image-model configs (fields `image_shape`, `patch_size`): patcher, N, Z, JSON dict"
     def _check_geometry(self):
-        object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
-        Patcher(self.image_shape, self.patch_size)  # validates the sizes
+        checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
+        object.__setattr__(self, "image_shape", Patcher(self.image_shape, self.patch_size).image_shape)  # 28.5 is refused
         if self.start not in STARTS: raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
-        if not isinstance(self.residual, bool): raise TypeError(f"residual must be a bool, got {self.residual!r}")
         if self.residual and self.start == "mask":
             raise ValueError("a residual output adds to a classical start: residual=True needs start='harmonic'")
 
@@ -75,7 +74,6 @@ class ImageETConfig(PatchGeometry):
     blocks: int = 1  # distinct energy blocks, each descended T steps in turn (1: the paper's single block)
 
     def __post_init__(self):
-        checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
         self._check_geometry()
         if not isinstance(self.et, ETConfig): raise TypeError(f"et must be an ETConfig, got {type(self.et).__name__}")
         check_real("ImageETConfig", "alpha", self.alpha, 0, low_open=True)
@@ -321,7 +319,7 @@ class ImageEnergyTransformer(AbstractImageModel):
                  keep_images: bool = False,  # decode the image at each record (animations)
                  ) -> tuple[Float[Array, "C Hpx Wpx"], ImageTrajectory | None]:
         "Inpaint one image: the reconstruction (visible patches included) and optionally its trajectory."
-        pt, image = self.patcher, as_unit_images(image, "image")
+        pt, image = self.patcher, check_finite(as_float_pixels(image, "image"), "image")
         if tuple(image.shape) != pt.image_shape:
             raise ValueError(f"image must have shape {pt.image_shape}, got {tuple(image.shape)}")
         tokens, mask = self._check(pt.tokenify(image), mask)
@@ -435,7 +433,6 @@ class MAEConfig(PatchGeometry):
     tied_values: bool = False  # blocks without value and output projections (`TransformerBlock(tied_values=True)`)
 
     def __post_init__(self):
-        checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
         self._check_geometry()
         for k in ("D", "H", "Y", "M", "L", "repeat"): check_int("MAEConfig", k, getattr(self, k))
 

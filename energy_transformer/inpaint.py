@@ -204,6 +204,9 @@ def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [
                  ) -> np.ndarray:
     "H x (k W + gaps) x 3 uint8 picture of the images next to each other."
     check_int("side_by_side", "gap", gap, 0)
+    if not images or len({np.shape(im)[1:] for im in images}) != 1 or any(np.ndim(im) != 3 for im in images):
+        raise ValueError("side_by_side needs one or more C x H x W images of one size, got shapes "
+                         f"{[np.shape(im) for im in images]}")
     ims = [np.repeat(im, 3, 0) if im.shape[0] == 1 else im for im in images]
     H = ims[0].shape[1]; sep = np.ones((3, H, gap), np.float32)
     row = np.concatenate([x for im in ims for x in (im, sep)][:-1], axis=2)

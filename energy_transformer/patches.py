@@ -128,8 +128,8 @@ def make_masks(key: PRNGKeyArray,  # random key for one image
                n_keep: int = 0,  # of those, patches that keep their pixels (BERT-style)
                ) -> tuple[Bool[Array, "N"], Bool[Array, "N"]]:
     "Random `(chosen, masked)` patch masks for one image with exactly `n_chosen` and `n_chosen - n_keep` True."
-    if not 0 < n_chosen <= N: raise ValueError(f"n_chosen must be in 1..N={N}, got {n_chosen}")
-    if not 0 <= n_keep < n_chosen: raise ValueError(f"n_keep must be in 0..n_chosen-1={n_chosen - 1}, got {n_keep}")
+    check_int("make_masks", "N", N); check_int("make_masks", "n_chosen", n_chosen, 1, N)
+    check_int("make_masks", "n_keep", n_keep, 0, n_chosen - 1)
     rank = jnp.argsort(jax.random.permutation(check_key(key), N))  # a uniformly random rank for every patch
     return rank < n_chosen, rank < n_chosen - n_keep
 
