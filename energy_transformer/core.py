@@ -368,6 +368,8 @@ def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False, fn="descend", T_nam
     check_int(fn, T_name, T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
     check_real(fn, "alpha", alpha, 0)  # alpha < 0 would climb the energy, alpha = 0 stays put (traced: unchecked)
     grad, ln, alpha = et.grad if grad is None else grad, jax.vmap(lnorm), jnp.asarray(alpha, x.dtype)
+    if (out := jax.eval_shape(grad, x).shape) != x.shape:  # traced once, nothing computed
+        raise ValueError(f"{fn}: grad must map tokens of shape {tuple(x.shape)} to the same shape, got {tuple(out)}")
     direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
     return x, direction, lambda x: x - alpha * direction(x)
 

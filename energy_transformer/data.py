@@ -144,6 +144,7 @@ def load_fashion_mnist(split: str = "train", # "train" (60 000 images) or "test"
     if x.ndim != 3 or x.dtype != np.uint8 or y.ndim != 1 or len(x) != len(y):
         raise ValueError(f"{img_file}, {lbl_file}: expected uint8 images (n, H, W) and n labels, "
                          f"got {x.dtype} {x.shape} and {y.dtype} {y.shape}")
+    if y.size and y.max() > 9: raise ValueError(f"{lbl_file}: Fashion-MNIST labels are 0-9, got values up to {y.max()}")
     return (x[:, None].astype(np.float32) / 255), y.astype(np.int64)
 
 # %% ../nbs/04_data.ipynb #3abdcc72
