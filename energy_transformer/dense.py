@@ -208,14 +208,15 @@ class ExponentialMemory(AbstractBinaryMemory):
             raise ValueError(f"form must be 'logsumexp' or 'exp', got {self.form!r}")
 
     def overlap_energy(self, m):
-        if self.form == "exp": return -jnp.sum(jnp.exp(self.beta * m))
-        return -jax.nn.logsumexp(self.beta * m) / self.beta
+        if self.form == "exp": return -jnp.sum(jnp.exp(self.beta * m))  # beyond the dtype when the exact value is
+        top = lax.stop_gradient(jnp.max(m))  # (1/beta) LSE(beta m) = max m + (1/beta) LSE(beta (m - max m)): no beta overflows
+        return -(top + jax.nn.logsumexp(self.beta * (m - top)) / self.beta)
 
     def flip_delta(self, m, dm):
         # In log space, so that no beta overflows: r = log sum e^{beta (m + dm)} - log sum e^{beta m}
         # = log sum_mu p_mu e^{z_mu} with p = softmax(beta m), z = beta dm. While every |z| < 1 it is evaluated as
         # log1p(sum p expm1(z)), exact for tiny changes; otherwise as a log-sum-exp of log p + z.
-        z, logp = self.beta * dm, jax.nn.log_softmax(self.beta * m)
+        z, logp = self.beta * dm, jax.nn.log_softmax(self.beta * (m - jnp.max(m)))  # shifted: beta m may overflow
         small = jnp.max(jnp.abs(z)) < 1
         r = jnp.where(small, jnp.log1p(jnp.sum(jnp.exp(logp) * jnp.expm1(jnp.clip(z, -1, 1)))),
                       jax.nn.logsumexp(logp + z))
