@@ -84,11 +84,10 @@ class ClassifierConfig:
     mixer: str = "et" # token mixer: "et" (T descent steps of one energy) or "transformer" (T blocks, own weights each)
 
     def __post_init__(self):
-        object.__setattr__(self, "image_shape", tuple(int(s) for s in self.image_shape))
+        object.__setattr__(self, "image_shape", Patcher(self.image_shape, self.patch_size).image_shape)  # validated: 28.5 refused
         if isinstance(self.classes, str):
             raise TypeError(f"ClassifierConfig.classes must be a list of names, not the string {self.classes!r}")
         object.__setattr__(self, "classes", tuple(str(c) for c in self.classes))
-        Patcher(self.image_shape, self.patch_size)  # validates the geometry
         if len(self.classes) < 2: raise ValueError(f"ClassifierConfig.classes needs at least 2 names, got {self.classes}")
         for name in ("T", "stem"): check_int("ClassifierConfig", name, getattr(self, name), low=0)
         if self.mixer not in ("et", "transformer"):

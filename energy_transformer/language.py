@@ -340,25 +340,15 @@ def sample_char(logits: np.ndarray, # (V,) logits
 
 
 # %% ../nbs/05_language.ipynb #ad9d4f58
-def _is_number(v) -> bool:
-    "A real scalar: a Python or NumPy int or float (a bool is not one)"
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-
-def _check_temperature(temperature):
-    if not (_is_number(temperature) and 0 <= temperature < math.inf):
-        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
-
 def _check_generation(model, prompt: str, length: int, temperature: float, top_k, top_p=None):
     if model.config.objective != "ar":
         raise ValueError("generate needs an autoregressive model (objective 'ar'); use generate_masked or fill for a masked one")
     if not prompt: raise ValueError("the prompt must have at least one character")
     model.vocab.encode(prompt)  # names characters outside the vocabulary
     check_int("generate", "length", length, 1, MAX_GENERATE)  # a stated maximum: 10**9 characters would run for days
-    _check_temperature(temperature)
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
-        raise ValueError(f"top_k must be an int >= 1 or None, got {top_k!r}")
-    if top_p is not None and not (_is_number(top_p) and 0 < top_p <= 1):
-        raise ValueError(f"top_p must be a number in (0, 1] or None, got {top_p!r}")
+    check_real("generate", "temperature", temperature, 0)
+    if top_k is not None: check_int("generate", "top_k", top_k)
+    if top_p is not None: check_real("generate", "top_p", top_p, 0, 1, low_open=True)
 
 def generate(model: AbstractCharLM, # an autoregressive model
              prompt: str, # text to continue (at least one character)
@@ -424,7 +414,7 @@ def fill_rounds(model: AbstractMaskedLM, # a masked model
     blank and fixes the most confident ones, so that later rounds condition on earlier choices (as in MaskGIT and
     discrete diffusion); other characters never change"""
     if model.config.objective != "mlm": raise ValueError("fill needs a masked model (objective 'mlm')")
-    check_int("fill", "rounds", rounds); check_int("fill", "seed", seed, 0); _check_temperature(temperature)
+    check_int("fill", "rounds", rounds); check_int("fill", "seed", seed, 0); check_real("fill", "temperature", temperature, 0)
     if len(blank) != 1 or blank in model.vocab.chars:
         raise ValueError(f"blank must be one character outside the vocabulary, got {blank!r}")
     if not 1 <= len(text) <= model.config.N:
@@ -456,7 +446,7 @@ def generate_masked(model: AbstractMaskedLM, # a masked model
     MASK tokens)"""
     if model.config.objective != "mlm": raise ValueError("generate_masked needs a masked model (objective 'mlm')")
     check_int("generate_masked", "length", length, 1, MAX_GENERATE); check_int("generate_masked", "rounds", rounds)
-    _check_temperature(temperature)
+    check_real("generate_masked", "temperature", temperature, 0)
     N, rng = model.config.N, np.random.default_rng(check_int("generate_masked", "seed", seed, 0))
     known, out = list(model.vocab.encode(prompt)[-(N // 2):]) if prompt else [], []
     while len(out) < length:

@@ -592,7 +592,7 @@ CASES: list[Case] = [
     Case(T, "`et-generate --prompt a --fill b_`", lambda w: et_generate(["--prompt", "a", "--fill", "b_"]),
          Exits(2, "et-generate: error: give --prompt TEXT or --fill TEXT, not both")),
     Case(T, "`et-generate --top-p 2`", lambda w: et_generate(["--prompt", "a", "--top-p", "2"]),
-         Exits(2, "et-generate: top_p must be a number in (0, 1] or None, got 2.0")),
+         Exits(2, "et-generate: generate.top_p must be a finite number in (0, 1], got 2.0")),
 
     # 4. paths
     Case(P, "`fit(name='../../x')`", lambda w: w.outside("../../x"),
