@@ -444,17 +444,12 @@ class ContinuousHopfield(eqx.Module):
 
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:
         "Energy (8) of one state."
-        s, top = self._shifted(xi, mask)
-        return check_finite_result(0.5 * xi @ xi - (top + jax.nn.logsumexp(s)) / self.beta, "ContinuousHopfield.energy", xi)
+        return check_finite_result(0.5 * xi @ xi - jax.nn.logsumexp(self.scores(xi, mask)) / self.beta,
+                                   "ContinuousHopfield.energy", xi)
 
     def update(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, "D"]:
         "One update (9): `X softmax(beta X^T xi)`, attention with keys = values = the stored patterns."
-        return self.X @ jax.nn.softmax(self._shifted(xi, mask)[0])
-
-    def _shifted(self, xi, mask=None):
-        "(scores - their largest, the largest): softmax and log-sum-exp of the shifted scores stay finite at any beta"
-        s = self.scores(xi, mask); top = lax.stop_gradient(jnp.max(s))  # unshifted, XLA's fused softmax overflows past ~1e10
-        return s - top, top
+        return self.X @ jax.nn.softmax(self.scores(xi, mask))
 
     def recall(self, xi: Float[Array, "D"], # the query
                *,
@@ -469,4 +464,8 @@ class ContinuousHopfield(eqx.Module):
         run = lambda xi, k: lax.fori_loop(0, k, lambda _, x: self.update(x, mask), xi)
         measure = lambda xi: (self.energy(xi, mask), xi if keep_states else None)
         xi_T, step, (E, states) = record_every(run, measure, xi, steps, every)
-        return check_finite_result(xi_T, "ContinuousHopfield.recall", xi), RecallTrace(step=step, energy=E, state=states)
+        v = concrete(xi_T)
+        if v is not None and not np.isfinite(v).all():  # e.g. scores beta X^T xi past ~1e10: the compiled softmax breaks down
+            raise ValueError(f"ContinuousHopfield.recall: the state became NaN or infinite (beta = {float(self.beta):g}, scores "
+                             f"beta X^T xi up to {float(jnp.abs(self.scores(xi)).max()):.3g}): lower beta or scale the patterns")
+        return xi_T, RecallTrace(step=step, energy=E, state=states)
