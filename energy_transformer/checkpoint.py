@@ -246,7 +246,7 @@ def read_log(path: str | os.PathLike,  # a run's `.json` log (or its `.npz`)
 
 
 def _lock_owner(lock: Path) -> tuple[str, int] | None:
-    "(host, process id) written in a lock file, or None while it is being written or unreadable"
+    "(host, process id) written in a lock file, or None if it cannot be read"
     try: host, pid = lock.read_text().split()
     except (OSError, ValueError): return None
     return (host, int(pid)) if pid.isdigit() else None
@@ -264,18 +264,22 @@ def _alive(owner: tuple[str, int] | None) -> bool:
 @contextlib.contextmanager
 def run_lock(path: str | os.PathLike,  # the file a run writes (its `.npz`)
              ):
-    """Hold `<path>.lock` while a run writes `path`: created with `O_EXCL`, so a second writer gets a one-line
-    `ValueError`; a lock left by a killed process of this machine is taken over."""
+    """Hold `<path>.lock` while a run writes `path`. The lock is written whole under a temporary name and then
+    hard-linked into place, which fails if it exists: a second writer gets a one-line `ValueError` naming the owner
+    (never an empty lock); a lock left by a killed process of this machine is taken over."""
     lock = check_output_file(Path(path).with_suffix(".lock"))
-    for attempt in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644); break
-        except FileExistsError:
-            owner = _lock_owner(lock)
-            if attempt == 0 and not _alive(owner): lock.unlink(missing_ok=True); continue
-            who = f"process {owner[1]} on {owner[0]}" if owner else "another process"
-            raise ValueError(f"{path}: another run ({who}) is writing it (lock {lock}; remove it if no run is)") from None
-    with os.fdopen(fd, "w") as f: f.write(f"{socket.gethostname()} {os.getpid()}")
+    tmp = lock.with_name(f"{lock.name}.{socket.gethostname()}.{os.getpid()}")
+    tmp.write_text(f"{socket.gethostname()} {os.getpid()}")
+    try:
+        for attempt in range(2):
+            try:
+                os.link(tmp, lock); break
+            except FileExistsError:
+                owner = _lock_owner(lock)
+                if attempt == 0 and not _alive(owner): lock.unlink(missing_ok=True); continue
+                who = f"process {owner[1]} on {owner[0]}" if owner else "another process"
+                raise ValueError(f"{path}: another run ({who}) is writing it (lock {lock}; remove it if no run is)") from None
+    finally: tmp.unlink(missing_ok=True)
     try: yield lock
     finally: lock.unlink(missing_ok=True)
 
