@@ -427,29 +427,41 @@ class ContinuousHopfield(eqx.Module):
     @property
     def K(self) -> int: return self.X.shape[1]
 
-    def scores(self, xi: Float[Array, "D"], # the state
-               mask: Bool[Array, "K"] | None = None, # patterns allowed in the log-sum (None: all)
-              ) -> Float[Array, "K"]:
-        "Scaled similarities `beta X^T xi`, `-inf` where `mask` is False."
+    def _overlaps(self, xi, mask):
+        "`X^T xi`, `-inf` where `mask` is False"
         _check_state(xi, self.D, "xi", binary=False)
-        s = self.beta * (self.X.T @ xi)
-        if mask is None: return s
+        v = self.X.T @ xi
+        if mask is None: return v
         if jnp.shape(mask) != (self.K,) or jnp.asarray(mask).dtype != jnp.bool_:
             raise ValueError(f"mask must be a boolean vector of length K={self.K}, got {jnp.asarray(mask).dtype} "
                              f"of shape {jnp.shape(mask)}")
         empty = "mask allows no pattern: the log-sum over patterns is empty (at least one entry must be True)"
-        v = concrete(mask)
-        if v is not None and not v.any(): raise ValueError(empty)
-        return eqx.error_if(jnp.where(mask, s, -jnp.inf), ~jnp.any(mask), empty)  # the same check under jit
+        known = concrete(mask)
+        if known is not None and not known.any(): raise ValueError(empty)
+        return eqx.error_if(jnp.where(mask, v, -jnp.inf), ~jnp.any(mask), empty)  # the same check under jit
+
+    def scores(self, xi: Float[Array, "D"], # the state
+               mask: Bool[Array, "K"] | None = None, # patterns allowed in the log-sum (None: all)
+              ) -> Float[Array, "K"]:
+        "Scaled similarities `beta X^T xi`, `-inf` where `mask` is False."
+        return self.beta * self._overlaps(xi, mask)
+
+    def _shifted(self, xi, mask):
+        """(beta (X^T xi - m), m), m the largest allowed overlap. Shifted before beta scales them, the largest score is
+        exactly 0 and the others are <= 0 at any beta. (Shifting the scaled scores fails past scores of ~1e10: compiled,
+        the subtraction is fused with the product, and a rounding error of beta X^T xi reaches `exp`.)"""
+        v = self._overlaps(xi, mask)
+        m = jnp.max(v)
+        return self.beta * jnp.where(jnp.isneginf(v), -jnp.inf, v - m), m
 
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:
-        "Energy (8) of one state."
-        return check_finite_result(0.5 * xi @ xi - jax.nn.logsumexp(self.scores(xi, mask)) / self.beta,
-                                   "ContinuousHopfield.energy", xi)
+        "Energy (8) of one state, its log-sum-exp taken of the scores shifted by their largest (finite at any beta)."
+        s, m = self._shifted(xi, mask)
+        return check_finite_result(0.5 * xi @ xi - m - jax.nn.logsumexp(s) / self.beta, "ContinuousHopfield.energy", xi)
 
     def update(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, "D"]:
         "One update (9): `X softmax(beta X^T xi)`, attention with keys = values = the stored patterns."
-        return self.X @ jax.nn.softmax(self.scores(xi, mask))
+        return self.X @ jax.nn.softmax(self._shifted(xi, mask)[0])
 
     def recall(self, xi: Float[Array, "D"], # the query
                *,
@@ -464,8 +476,4 @@ class ContinuousHopfield(eqx.Module):
         run = lambda xi, k: lax.fori_loop(0, k, lambda _, x: self.update(x, mask), xi)
         measure = lambda xi: (self.energy(xi, mask), xi if keep_states else None)
         xi_T, step, (E, states) = record_every(run, measure, xi, steps, every)
-        v = concrete(xi_T)
-        if v is not None and not np.isfinite(v).all():  # e.g. scores beta X^T xi past ~1e10: the compiled softmax breaks down
-            raise ValueError(f"ContinuousHopfield.recall: the state became NaN or infinite (beta = {float(self.beta):g}, scores "
-                             f"beta X^T xi up to {float(jnp.abs(self.scores(xi)).max()):.3g}): lower beta or scale the patterns")
         return xi_T, RecallTrace(step=step, energy=E, state=states)

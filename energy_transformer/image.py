@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import abc
 import math
-import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import equinox as eqx
 import jax
@@ -27,8 +25,8 @@ from .patches import Patcher, sincos_2d
 
 # %% auto #0
 __all__ = ['STARTS', 'PatchGeometry', 'ImageETConfig', 'ImageTrajectory', 'ImageEmbedding', 'PatchDecoder', 'AbstractImageModel',
-           'ImageEnergyTransformer', 'animate_descent', 'descent_quality', 'decode_memories', 'show_memories',
-           'MAEConfig', 'TransformerMAE', 'matched_mae']
+           'ImageEnergyTransformer', 'descent_frames', 'descent_quality', 'decode_memories', 'MAEConfig',
+           'TransformerMAE', 'matched_mae']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
 STARTS = ("mask", "harmonic")  # how hidden tokens start the descent: the MASK token, or a classical fill plus it
@@ -337,43 +335,16 @@ class ImageEnergyTransformer(AbstractImageModel):
                                           grad_norm=tr.grad_norm, images=None if tr.x is None else jax.vmap(pixels)(tr.x))
 
 # %% ../nbs/02_image_inpainting.ipynb #inp006
-def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
-                    image: np.ndarray,  # C x Hpx x Wpx, pixels in [0, 1]
-                    mask: np.ndarray,  # N, True = hidden patch
-                    path: str | os.PathLike,  # output `.gif`
-                    *, T: int | None = None,  # descent steps (default: the model's)
-                    fps: int = 4,  # frames per second
-                    dpi: int = 72,
-                    ) -> Path:
-    "GIF of one inpainting: the decoded image after each descent step beside the energy falling."
-    import matplotlib.pyplot as plt  # loaded on first use: importing the package stays free of it
-    from matplotlib.animation import FuncAnimation, PillowWriter
+def descent_frames(model: "ImageEnergyTransformer",  # a trained image model
+                   image: np.ndarray,  # C x Hpx x Wpx, pixels in [0, 1]
+                   mask: np.ndarray,  # N, True = hidden patch
+                   *, T: int | None = None,  # descent steps (default: the model's)
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "One inpainting step by step: (the image after each step, visible pixels as given, in [0, 1]; the steps; energy E)"
     mask = jnp.asarray(mask, bool)
     _, tr = eqx.filter_jit(lambda m, x, k: m(x, k, T=T, record=True, keep_images=True))(model, jnp.asarray(image), mask)
     pm = np.asarray(model.patcher.pixel_mask(mask))
-    frames = np.clip(np.where(pm[None, None], np.asarray(tr.images), image[None]), 0, 1)  # visible pixels as given
-    e, steps = np.asarray(tr.e_total), np.asarray(tr.step)
-    show = lambda im: im.transpose(1, 2, 0)[..., 0] if im.shape[0] == 1 else im.transpose(1, 2, 0)
-    fig, axs = plt.subplots(1, 4, figsize=(8.4, 2.3), gridspec_kw=dict(width_ratios=[1, 1, 1, 1.9]))
-    kw = dict(cmap="gray", vmin=0, vmax=1)
-    axs[0].imshow(show(np.where(pm[None], 0.5, image)), **kw); axs[0].set_title("masked", fontsize=9)
-    art = axs[1].imshow(show(frames[0]), **kw); axs[1].set_title("descent", fontsize=9)
-    axs[2].imshow(show(np.asarray(image)), **kw); axs[2].set_title("original", fontsize=9)
-    for a in axs[:3]: a.set_xticks([]); a.set_yticks([])
-    axs[3].plot(steps, e, color="lightgray", lw=1)
-    line, = axs[3].plot(steps[:1], e[:1], "o-", ms=3, color="tab:blue")
-    axs[3].set(xlabel="descent step t", ylabel="energy E")
-    fig.tight_layout()
-
-    def update(i):
-        art.set_data(show(frames[i])); line.set_data(steps[:i + 1], e[:i + 1])
-        axs[1].set_title(f"step {int(steps[i])}", fontsize=9)
-        return art, line
-
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    FuncAnimation(fig, update, frames=len(steps), blit=False).save(path, writer=PillowWriter(fps=fps), dpi=dpi)
-    plt.close(fig)
-    return path
+    return np.clip(np.where(pm, np.asarray(tr.images), image[None]), 0, 1), np.asarray(tr.step), np.asarray(tr.e_total)
 
 # %% ../nbs/02_image_inpainting.ipynb #inp021
 def descent_quality(model: "ImageEnergyTransformer",  # a trained image model
@@ -397,24 +368,6 @@ def decode_memories(model: "ImageEnergyTransformer",  # a trained image model
     pt = model.patcher; C, p = pt.image_shape[0], pt.p
     z = np.asarray(jax.vmap(model.decoder)(model.et.Xi.reshape(-1, model.config.et.D)))
     return z.reshape(-1, C, p, p)
-
-
-def show_memories(model: "ImageEnergyTransformer",  # a trained image model
-                  n: int = 128,  # memories shown (largest norm first)
-                  ncols: int = 16,
-                  ):
-    "Grid of decoded memories `Xi`, each contrast-stretched to its own range, largest `|Xi_mu|` first."
-    import matplotlib.pyplot as plt  # loaded on first use
-    pats = decode_memories(model)
-    order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi).reshape(len(pats), -1), axis=1))[:n]
-    nrows = -(-len(order) // ncols)
-    fig, axs = plt.subplots(nrows, ncols, figsize=(0.5 * ncols, 0.5 * nrows), squeeze=False)
-    for a in axs.flat: a.axis("off")
-    for a, mu in zip(axs.flat, order, strict=False):
-        z = pats[mu]; z = (z - z.min()) / max(z.max() - z.min(), 1e-8)
-        a.imshow(z[0] if z.shape[0] == 1 else z.transpose(1, 2, 0), cmap="gray", vmin=0, vmax=1)
-    fig.subplots_adjust(wspace=0.08, hspace=0.08)
-    return fig
 
 # %% ../nbs/02_image_inpainting.ipynb #inp031
 @dataclass(frozen=True)

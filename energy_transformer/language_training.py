@@ -473,8 +473,8 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
         m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
         masked = a.fill is not None or m.config.objective == "mlm"  # --fill, or a masked model writing by unmasking
         if masked and (a.top_k is not None or a.top_p is not None):
-            raise ValueError("error: --top-k and --top-p apply to the autoregressive model only, not to unmasking")
-        if not masked and a.steps is not None: raise ValueError("error: --steps applies to the masked model only")
+            raise ValueError("--top-k and --top-p apply to the autoregressive model only, not to unmasking")
+        if not masked and a.steps is not None: raise ValueError("--steps applies to the masked model only")
         given = lambda **kw: {k: v for k, v in kw.items() if v is not None}  # options not given keep each function's default
         if a.fill is not None: print(lm.fill(m, a.fill, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
         if m.config.objective == "mlm":
@@ -485,5 +485,5 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
                         **given(temperature=a.temperature))
         print()
     except (ValueError, TypeError, FileNotFoundError) as e:
-        print(f"et-generate: {e}", file=sys.stderr); sys.exit(2)
+        print(f"et-generate: error: {e}", file=sys.stderr); sys.exit(2)
 

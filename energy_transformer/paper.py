@@ -66,6 +66,7 @@ def load_paper_npz(path: str | os.PathLike,  # flat `.npz` in the released layou
     for k, shape in paper_layout().items():
         if a[k].ndim != len(shape):
             raise ValueError(f"{path}: {k} has shape {a[k].shape}, expected {len(shape)} axes like the released {shape}")
+        if a[k].size == 0: raise ValueError(f"{path}: {k} is empty (shape {a[k].shape})")
     H, Y, D = a["Wq"].shape; M = a["Xi"].size // D; Z = a["Wenc"].shape[0]
     p, g = math.isqrt(Z // 3), math.isqrt(a["POS_embed"].shape[0] - 1)
     if 3 * p * p != Z or g * g != a["POS_embed"].shape[0] - 1:

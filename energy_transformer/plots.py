@@ -1,4 +1,4 @@
-"""The figures of the tutorials that are worth a function: energies along a descent, time per step against N, tables.
+"""The figures of the tutorials that are worth a function: energies, step times, a descent as a GIF, memories, tables.
 
 Docs: https://energy-transformer.github.io/energy_transformer/plots.html.md"""
 
@@ -7,13 +7,19 @@ Docs: https://energy-transformer.github.io/energy_transformer/plots.html.md"""
 # %% ../nbs/19_plots.ipynb #0c3618cb
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
+import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.animation import FuncAnimation, PillowWriter
+
+from .image import ImageEnergyTransformer, decode_memories, descent_frames
 
 # %% auto #0
-__all__ = ['plot_energy_terms', 'plot_step_times', 'show_markdown']
+__all__ = ['plot_energy_terms', 'plot_step_times', 'animate_descent', 'show_memories', 'show_markdown']
 
 # %% ../nbs/19_plots.ipynb #6d606262
 def plot_energy_terms(trajs: dict, # label -> Trajectory
@@ -42,6 +48,57 @@ def plot_step_times(Ns, # token counts
     ax.set_xticks(Ns, [str(int(n)) for n in Ns]); ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.set_xlabel("tokens N"); ax.set_ylabel("ms per descent step"); ax.legend(fontsize=8)
     return ax
+
+# %% ../nbs/19_plots.ipynb #plt19b
+def animate_descent(model: "ImageEnergyTransformer",  # a trained image model
+                    image: np.ndarray,  # C x Hpx x Wpx, pixels in [0, 1]
+                    mask: np.ndarray,  # N, True = hidden patch
+                    path: str | os.PathLike,  # output `.gif`
+                    *, T: int | None = None,  # descent steps (default: the model's)
+                    fps: int = 4,  # frames per second
+                    dpi: int = 72,
+                    ) -> Path:
+    "GIF of one inpainting: the decoded image after each descent step beside the energy falling."
+    frames, steps, e = descent_frames(model, image, mask, T=T)
+    pm = np.asarray(model.patcher.pixel_mask(jnp.asarray(mask, bool)))
+    show = lambda im: im.transpose(1, 2, 0)[..., 0] if im.shape[0] == 1 else im.transpose(1, 2, 0)
+    fig, axs = plt.subplots(1, 4, figsize=(8.4, 2.3), gridspec_kw=dict(width_ratios=[1, 1, 1, 1.9]))
+    kw = dict(cmap="gray", vmin=0, vmax=1)
+    axs[0].imshow(show(np.where(pm[None], 0.5, image)), **kw); axs[0].set_title("masked", fontsize=9)
+    art = axs[1].imshow(show(frames[0]), **kw); axs[1].set_title("descent", fontsize=9)
+    axs[2].imshow(show(np.asarray(image)), **kw); axs[2].set_title("original", fontsize=9)
+    for a in axs[:3]: a.set_xticks([]); a.set_yticks([])
+    axs[3].plot(steps, e, color="lightgray", lw=1)
+    line, = axs[3].plot(steps[:1], e[:1], "o-", ms=3, color="tab:blue")
+    axs[3].set(xlabel="descent step t", ylabel="energy E")
+    fig.tight_layout()
+
+    def update(i):
+        art.set_data(show(frames[i])); line.set_data(steps[:i + 1], e[:i + 1])
+        axs[1].set_title(f"step {int(steps[i])}", fontsize=9)
+        return art, line
+
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    FuncAnimation(fig, update, frames=len(steps), blit=False).save(path, writer=PillowWriter(fps=fps), dpi=dpi)
+    plt.close(fig)
+    return path
+
+# %% ../nbs/19_plots.ipynb #plt19d
+def show_memories(model: "ImageEnergyTransformer",  # a trained image model
+                  n: int = 128,  # memories shown (largest norm first)
+                  ncols: int = 16,
+                  ):
+    "Grid of decoded memories `Xi`, each contrast-stretched to its own range, largest `|Xi_mu|` first."
+    pats = decode_memories(model)
+    order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi).reshape(len(pats), -1), axis=1))[:n]
+    nrows = -(-len(order) // ncols)
+    fig, axs = plt.subplots(nrows, ncols, figsize=(0.5 * ncols, 0.5 * nrows), squeeze=False)
+    for a in axs.flat: a.axis("off")
+    for a, mu in zip(axs.flat, order, strict=False):
+        z = pats[mu]; z = (z - z.min()) / max(z.max() - z.min(), 1e-8)
+        a.imshow(z[0] if z.shape[0] == 1 else z.transpose(1, 2, 0), cmap="gray", vmin=0, vmax=1)
+    fig.subplots_adjust(wspace=0.08, hspace=0.08)
+    return fig
 
 # %% ../nbs/19_plots.ipynb #2122f5b4
 def show_markdown(text: str, # Markdown, e.g. a table: a header row, a `|---|` rule, one line per row

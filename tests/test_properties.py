@@ -7,6 +7,7 @@ import io
 import math
 from contextlib import redirect_stderr, redirect_stdout
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -88,15 +89,25 @@ def test_binary_memory_bad_input(D, bad):
 
 
 @FAST
-@given(D=st.integers(1, 12), K=st.integers(1, 8), beta=betas, scale=st.floats(0, 1e3), seed=st.integers(0, 2**16),
-       n_allowed=st.integers(0, 8))
+@given(D=st.integers(1, 12), K=st.integers(1, 8), beta=st.one_of(betas, st.floats(1e5, 1e30)), scale=st.floats(0, 1e3),
+       seed=st.integers(0, 2**16), n_allowed=st.integers(0, 8))
+@example(D=16, K=8, beta=1e12, scale=1.0, seed=0, n_allowed=8)  # scores of ~1e13: a softmax of the scaled scores gave NaN
 def test_continuous_hopfield_finite_or_refused(D, K, beta, scale, seed, n_allowed):
     rng = np.random.default_rng(seed)
-    hop = ContinuousHopfield(rng.normal(size=(D, K)), beta=beta)
-    xi = scale * rng.normal(size=D)
+    X = rng.normal(size=(D, K)).astype(np.float32)
+    hop, xi = ContinuousHopfield(X, beta=beta), (scale * rng.normal(size=D)).astype(np.float32)
     mask = np.zeros(K, bool); mask[rng.permutation(K)[:min(n_allowed, K)]] = True
     out = finite_or_clear_error(lambda: (hop.energy(xi, mask), hop.update(xi, mask)))
     assert (out is None) == (not mask.any())  # refused exactly when no pattern is allowed
+    if out is None: return
+    given = None if mask.all() else mask  # all allowed: no mask, the path without a `where` between product and softmax
+    for E, new in (out, eqx.filter_jit(lambda h, x, m: (h.energy(x, m), h.update(x, m)))(hop, xi, given)):  # eager, compiled
+        # log-sum-exp lies between the largest score and it plus log(allowed): E in [c - log(n)/beta, c] (float64)
+        v = X[:, mask].T.astype(np.float64) @ xi; c = 0.5 * xi.astype(np.float64) @ xi - v.max()
+        tol = 1e-5 * (0.5 * float(xi.astype(np.float64) @ xi) + np.abs(v).max() + 1)
+        assert c - np.log(mask.sum()) / beta - tol <= float(E) <= c + tol, (float(E), c)
+        lo, hi = X[:, mask].min(1), X[:, mask].max(1)  # the update is a convex combination of the allowed patterns
+        assert np.all(np.asarray(new) >= lo - 1e-5 * (1 + np.abs(lo))) and np.all(np.asarray(new) <= hi + 1e-5 * (1 + np.abs(hi)))
 
 
 # ---- the Energy Transformer -----------------------------------------------------------------------------------

@@ -121,6 +121,8 @@ def test_09_paper_weights_messages(tmp_path):
     arrays = {k: np.zeros(s, np.float32) for k, s in lay.items()}
     np.savez(tmp_path / "w.npz", **{**arrays, "Wq": arrays["Wq"].reshape(2, -1)})
     one_line_error(lambda: load_paper_npz(tmp_path / "w.npz"), "Wq has shape (2, 32), expected 3 axes")
+    np.savez(tmp_path / "e.npz", **{k: np.zeros((0,) * len(s), np.float32) for k, s in lay.items()})  # every array empty
+    one_line_error(lambda: load_paper_npz(tmp_path / "e.npz"), "is empty (shape (0,")
     (tmp_path / "t.npz").write_text("hello")
     msg = one_line_error(lambda: load_paper_npz(tmp_path / "t.npz"), "not a .npz archive")
     assert "pickle" not in msg
