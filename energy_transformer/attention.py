@@ -28,16 +28,18 @@ def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
     if causal: a &= np.triu(np.ones((N, N), bool))  # B <= C
     return a.T  # indexed [C, B]: query-major, the layout of the score matrix
 
-def _masked_lse_softmax(S, allowed):
-    "Row-wise log-sum-exp and softmax of scores S[h, C, B] over the keys B allowed for query C; empty rows give 0"
-    S = jnp.where(allowed, S, -jnp.inf)
-    m = lax.stop_gradient(jnp.max(S, axis=-1, keepdims=True))
+def _masked_lse_softmax(S, allowed, beta=None):
+    """Row-wise log-sum-exp and softmax of scores S[h, C, B] (given `beta`: of beta S) over the keys B allowed for query
+    C; empty rows give 0. Given beta, S is shifted by its largest allowed entry before beta scales it, so the top score is
+    exactly 0 at any beta. (Shifting scaled scores fails past ~1e10 once compiled: the subtraction fuses with beta's
+    product into one rounding that the largest score does not share, and that error alone overflows `exp`.)"""
+    m = lax.stop_gradient(jnp.max(jnp.where(allowed, S, -jnp.inf), axis=-1, keepdims=True))
     has = allowed.any(-1)  # static (C,)
     if not has.all(): m = jnp.where(has[..., None], m, 0.0)
-    e = jnp.exp(S - m)
+    e = jnp.exp(jnp.where(allowed, S - m if beta is None else beta * (S - m), -jnp.inf))  # masked: no gradient, no NaN
     z = e.sum(-1, keepdims=True)
     if not has.all(): z = jnp.where(has[..., None], z, 1.0)
-    lse = jnp.log(z[..., 0]) + m[..., 0]
+    lse = jnp.log(z[..., 0]) + (m if beta is None else beta * m)[..., 0]
     if not has.all(): lse = jnp.where(has, lse, 0.0)
     return lse, e / z
 
@@ -114,14 +116,20 @@ class SoftmaxAttention(AbstractAttention):
     exclude_self: bool = True
     causal: bool = False
 
+    def _lse_softmax(self, Q, K, beta, pos):
+        "Without a position bias, the overlaps K.Q are shifted before beta scales them (the top score exactly 0 at any beta)"
+        allowed = self.allowed(Q.shape[1])
+        if pos is not None: return _masked_lse_softmax(_scores(Q, K, beta, pos), allowed)
+        return _masked_lse_softmax(jnp.einsum("hcy,hby->hcb", Q, K), allowed, beta)
+
     def energy(self, Q, K, beta, pos=None):
-        lse, _ = _masked_lse_softmax(_scores(Q, K, beta, pos), self.allowed(Q.shape[1]))
+        lse, _ = self._lse_softmax(Q, K, beta, pos)
         return -lse.sum() / beta
 
     def energy_direct(self, Q, K, beta, pos=None): return self.energy(Q, K, beta, pos)
 
     def grads(self, Q, K, beta, pos=None):
-        _, P = _masked_lse_softmax(_scores(Q, K, beta, pos), self.allowed(Q.shape[1]))  # P[h, C, B]
+        _, P = self._lse_softmax(Q, K, beta, pos)  # P[h, C, B]
         return -jnp.einsum("hcb,hby->hcy", P, K), -jnp.einsum("hcb,hcy->hby", P, Q)
 
     def _prefix_allowed(self, N):
