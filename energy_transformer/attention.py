@@ -29,10 +29,8 @@ def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
     return a.T  # indexed [C, B]: query-major, the layout of the score matrix
 
 def _masked_lse_softmax(S, allowed, beta=None):
-    """Row-wise log-sum-exp and softmax of scores S[h, C, B] (given `beta`: of beta S) over the keys B allowed for query
-    C; empty rows give 0. Given beta, S is shifted by its largest allowed entry before beta scales it, so the top score is
-    exactly 0 at any beta. (Shifting scaled scores fails past ~1e10 once compiled: the subtraction fuses with beta's
-    product into one rounding that the largest score does not share, and that error alone overflows `exp`.)"""
+    """Row-wise log-sum-exp and softmax of the scores S[h, C, B] (given beta: of beta S, S shifted by its largest before
+    beta scales it, the top exactly 0 at any beta) over the keys B allowed for query C; empty rows give 0"""
     m = lax.stop_gradient(jnp.max(jnp.where(allowed, S, -jnp.inf), axis=-1, keepdims=True))
     has = allowed.any(-1)  # static (C,)
     if not has.all(): m = jnp.where(has[..., None], m, 0.0)
@@ -43,15 +41,10 @@ def _masked_lse_softmax(S, allowed, beta=None):
     if not has.all(): lse = jnp.where(has, lse, 0.0)
     return lse, e / z
 
-def _shift_down(a, axis):
-    "Exclusive prefix: a[..., i, ...] <- a[..., i-1, ...], zeros at i = 0"
-    pad = [(0, 0)] * a.ndim; pad[axis] = (1, 0)
-    return lax.slice_in_dim(jnp.pad(a, pad), 0, a.shape[axis], axis=axis)
-
-def _shift_up(a, axis):
-    "Exclusive suffix: a[..., i, ...] <- a[..., i+1, ...], zeros at the end"
-    pad = [(0, 0)] * a.ndim; pad[axis] = (0, 1)
-    return lax.slice_in_dim(jnp.pad(a, pad), 1, a.shape[axis] + 1, axis=axis)
+def _shift(a, axis, up=False):
+    "Along `axis`, a[i] <- a[i-1] with zeros at i = 0 (an exclusive prefix); `up`: a[i] <- a[i+1], zeros at the end"
+    pad = [(0, 0)] * a.ndim; pad[axis] = (0, 1) if up else (1, 0)
+    return lax.slice_in_dim(jnp.pad(a, pad), int(up), a.shape[axis] + int(up), axis=axis)
 
 def _scores(Q, K, beta, bias=None):
     "s[h, C, B] = beta K_B . Q_C (+ b_h(C - B))"
@@ -59,6 +52,11 @@ def _scores(Q, K, beta, bias=None):
     if bias is not None and jnp.shape(bias) != s.shape:
         raise ValueError(f"softmax attention's position signal is a bias of shape {s.shape}, got shape {jnp.shape(bias)}")
     return s if bias is None else s + bias
+
+def _softmax_lse(Q, K, beta, allowed, bias=None):
+    "`_masked_lse_softmax` of the scores; without a bias, of the overlaps K.Q with beta (shifted before it scales them)"
+    if bias is not None: return _masked_lse_softmax(_scores(Q, K, beta, bias), allowed)
+    return _masked_lse_softmax(jnp.einsum("hcy,hby->hcb", Q, K), allowed, beta)
 
 _TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
 _PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor prefix gradient
@@ -116,20 +114,14 @@ class SoftmaxAttention(AbstractAttention):
     exclude_self: bool = True
     causal: bool = False
 
-    def _lse_softmax(self, Q, K, beta, pos):
-        "Without a position bias, the overlaps K.Q are shifted before beta scales them (the top score exactly 0 at any beta)"
-        allowed = self.allowed(Q.shape[1])
-        if pos is not None: return _masked_lse_softmax(_scores(Q, K, beta, pos), allowed)
-        return _masked_lse_softmax(jnp.einsum("hcy,hby->hcb", Q, K), allowed, beta)
-
     def energy(self, Q, K, beta, pos=None):
-        lse, _ = self._lse_softmax(Q, K, beta, pos)
+        lse, _ = _softmax_lse(Q, K, beta, self.allowed(Q.shape[1]), pos)
         return -lse.sum() / beta
 
     def energy_direct(self, Q, K, beta, pos=None): return self.energy(Q, K, beta, pos)
 
     def grads(self, Q, K, beta, pos=None):
-        _, P = self._lse_softmax(Q, K, beta, pos)  # P[h, C, B]
+        _, P = _softmax_lse(Q, K, beta, self.allowed(Q.shape[1]), pos)  # P[h, C, B]
         return -jnp.einsum("hcb,hby->hcy", P, K), -jnp.einsum("hcb,hcy->hby", P, Q)
 
     def _prefix_allowed(self, N):
@@ -244,7 +236,7 @@ class TaylorAttention(AbstractAttention):
         idx = np.arange(n * L).reshape(n, L)
         inside = np.tril(np.ones((L, L), bool), -1 if self.exclude_self else 0)[None] & (idx < N)[:, None, :]  # [i, C, B]
         s = b * jnp.einsum("hicy,hiby->hicb", Qc, Kc)
-        excl = lambda a: _shift_down(lax.associative_scan(jnp.add, a, axis=1), 1)  # sum over earlier chunks
+        excl = lambda a: _shift(lax.associative_scan(jnp.add, a, axis=1), 1)  # sum over earlier chunks
         k1, K2 = excl(Kc.sum(2)), excl(jnp.einsum("hiby,hibz->hiyz", Kc, Kc))
         K2Q = self._apply(K2, Qc)
         S = jnp.where(inside, 1 + s + 0.5 * s * s, 0.0).sum(-1) + (L * np.arange(n))[:, None] \
@@ -304,7 +296,7 @@ class TaylorAttention(AbstractAttention):
             return -w[..., None] * gQ, -gK
         fp = jnp.where(p["inside"], 1 + p["s"], 0.0)  # f'(s) inside each chunk, [h, i, C, B]
         gQ = gQ + jnp.einsum("hicb,hiby->hicy", fp, K)
-        excl = lambda a: _shift_up(lax.associative_scan(jnp.add, a, axis=1, reverse=True), 1)  # later chunks
+        excl = lambda a: _shift(lax.associative_scan(jnp.add, a, axis=1, reverse=True), 1, up=True)  # later chunks
         q1, Q2 = excl(wQ.sum(2)), excl(jnp.einsum("hicy,hicz->hiyz", wQ, Q))
         gK = jnp.einsum("hicb,hicy->hiby", fp, wQ) + q1[:, :, None] + b * self._apply(Q2, K)
         H, n, L, Y = Q.shape

@@ -451,8 +451,8 @@ class ContinuousHopfield(eqx.Module):
         exactly 0 and the others are <= 0 at any beta. (Shifting the scaled scores fails past scores of ~1e10: compiled,
         the subtraction is fused with the product, and a rounding error of beta X^T xi reaches `exp`.)"""
         v = self._overlaps(xi, mask)
-        m = jnp.max(v)
-        return self.beta * jnp.where(jnp.isneginf(v), -jnp.inf, v - m), m
+        m, out = jnp.max(v), jnp.isneginf(v)
+        return jnp.where(out, -jnp.inf, self.beta * (jnp.where(out, m, v) - m)), m  # finite d/dbeta where masked out
 
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:
         "Energy (8) of one state, its log-sum-exp taken of the scores shifted by their largest (finite at any beta)."
