@@ -131,6 +131,19 @@ def test_energy_and_closed_form_gradient(cfg, N, scale, seed):
 
 
 @FAST
+@given(beta=st.floats(1e4, 1e30), exclude_self=st.booleans(), causal=st.booleans(), rel_pos=st.sampled_from([0, 3]),
+       N=st.sampled_from([2, 9]), scale=st.floats(1e-3, 1e3), seed=st.integers(0, 2**16))
+@example(beta=1e9, exclude_self=False, causal=False, rel_pos=0, N=9, scale=1.0, seed=0)  # was NaN once compiled
+def test_softmax_energy_finite_at_any_beta(beta, exclude_self, causal, rel_pos, N, scale, seed):
+    "Compiled (no eager check to catch it), the softmax energy and its gradients stay finite however large beta is"
+    cfg = ETConfig.small(beta=beta, exclude_self=exclude_self, causal=causal, rel_pos=rel_pos)
+    et = EnergyTransformer(cfg, key=jax.random.key(seed))
+    g = scale * jax.random.normal(jax.random.key(seed + 1), (N, cfg.D))
+    out = eqx.filter_jit(lambda et, g: (et.energy(g), et.grad(g), jax.grad(et.energy)(g)))(et, g)
+    assert all(np.isfinite(np.asarray(a)).all() for a in out)
+
+
+@FAST
 @given(shape=st.lists(st.integers(0, 5), min_size=0, max_size=4), D=st.sampled_from([31, 32, 33]))
 def test_token_shapes_are_checked(shape, D):
     cfg = ETConfig.small()
