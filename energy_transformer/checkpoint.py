@@ -261,6 +261,17 @@ def _alive(owner: tuple[str, int] | None) -> bool:
     return True
 
 
+def _claim(lock: Path, text: str):
+    "Create `lock` holding `text`: whole under a temporary name, then hard-linked into place; FileExistsError if it exists"
+    tmp = lock.with_name(f"{lock.name}.{socket.gethostname()}.{os.getpid()}")
+    tmp.write_text(text)
+    try: os.link(tmp, lock)
+    except FileExistsError: raise
+    except OSError:  # a file system without hard links: an exclusive create, then the text
+        with open(lock, "x") as f: f.write(text)
+    finally: tmp.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def run_lock(path: str | os.PathLike,  # the file a run writes (its `.npz`)
              ):
@@ -268,18 +279,14 @@ def run_lock(path: str | os.PathLike,  # the file a run writes (its `.npz`)
     hard-linked into place, which fails if it exists: a second writer gets a one-line `ValueError` naming the owner
     (never an empty lock); a lock left by a killed process of this machine is taken over."""
     lock = check_output_file(Path(path).with_suffix(".lock"))
-    tmp = lock.with_name(f"{lock.name}.{socket.gethostname()}.{os.getpid()}")
-    tmp.write_text(f"{socket.gethostname()} {os.getpid()}")
-    try:
-        for attempt in range(2):
-            try:
-                os.link(tmp, lock); break
-            except FileExistsError:
-                owner = _lock_owner(lock)
-                if attempt == 0 and not _alive(owner): lock.unlink(missing_ok=True); continue
-                who = f"process {owner[1]} on {owner[0]}" if owner else "another process"
-                raise ValueError(f"{path}: another run ({who}) is writing it (lock {lock}; remove it if no run is)") from None
-    finally: tmp.unlink(missing_ok=True)
+    for attempt in range(2):
+        try:
+            _claim(lock, f"{socket.gethostname()} {os.getpid()}"); break
+        except FileExistsError:
+            owner = _lock_owner(lock)
+            if attempt == 0 and not _alive(owner): lock.unlink(missing_ok=True); continue
+            who = f"process {owner[1]} on {owner[0]}" if owner else "another process"
+            raise ValueError(f"{path}: another run ({who}) is writing it (lock {lock}; remove it if no run is)") from None
     try: yield lock
     finally: lock.unlink(missing_ok=True)
 
