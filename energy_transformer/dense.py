@@ -33,6 +33,13 @@ def _as_float(x) -> Array:
     "`x` as a JAX array in the package's float dtype (a one-line `TypeError` when it is not numbers)."
     return as_float_array(x, "stored patterns and beta")
 
+def _shifted_scores(v, beta):
+    """(beta (v - max v), max v): scores whose largest is exactly 0 at any beta, so that no `exp` of them overflows
+    (shifting beta v after the product fails once compiled: the subtraction fuses with it into one rounding that the
+    largest does not share). Entries -inf (masked out) stay -inf, with a finite derivative in beta."""
+    m, out = jnp.max(v), jnp.isneginf(v)
+    return jnp.where(out, -jnp.inf, beta * (jnp.where(out, m, v) - m)), m
+
 def _check_binary(x, name: str):
     "Raise when `x` is concrete and has entries other than -1 and +1."
     v = concrete(x)
@@ -209,14 +216,14 @@ class ExponentialMemory(AbstractBinaryMemory):
 
     def overlap_energy(self, m):
         if self.form == "exp": return -jnp.sum(jnp.exp(self.beta * m))  # beyond the dtype when the exact value is
-        top = lax.stop_gradient(jnp.max(m))  # (1/beta) LSE(beta m) = max m + (1/beta) LSE(beta (m - max m)): no beta overflows
-        return -(top + jax.nn.logsumexp(self.beta * (m - top)) / self.beta)
+        s, top = _shifted_scores(m, self.beta)  # (1/beta) LSE(beta m) = max m + (1/beta) LSE(beta (m - max m))
+        return -(top + jax.nn.logsumexp(s) / self.beta)
 
     def flip_delta(self, m, dm):
         # In log space, so that no beta overflows: r = log sum e^{beta (m + dm)} - log sum e^{beta m}
         # = log sum_mu p_mu e^{z_mu} with p = softmax(beta m), z = beta dm. While every |z| < 1 it is evaluated as
         # log1p(sum p expm1(z)), exact for tiny changes; otherwise as a log-sum-exp of log p + z.
-        z, logp = self.beta * dm, jax.nn.log_softmax(self.beta * (m - jnp.max(m)))  # shifted: beta m may overflow
+        z, logp = self.beta * dm, jax.nn.log_softmax(_shifted_scores(m, self.beta)[0])
         small = jnp.max(jnp.abs(z)) < 1
         r = jnp.where(small, jnp.log1p(jnp.sum(jnp.exp(logp) * jnp.expm1(jnp.clip(z, -1, 1)))),
                       jax.nn.logsumexp(logp + z))
@@ -446,22 +453,14 @@ class ContinuousHopfield(eqx.Module):
         "Scaled similarities `beta X^T xi`, `-inf` where `mask` is False."
         return self.beta * self._overlaps(xi, mask)
 
-    def _shifted(self, xi, mask):
-        """(beta (X^T xi - m), m), m the largest allowed overlap. Shifted before beta scales them, the largest score is
-        exactly 0 and the others are <= 0 at any beta. (Shifting the scaled scores fails past scores of ~1e10: compiled,
-        the subtraction is fused with the product, and a rounding error of beta X^T xi reaches `exp`.)"""
-        v = self._overlaps(xi, mask)
-        m, out = jnp.max(v), jnp.isneginf(v)
-        return jnp.where(out, -jnp.inf, self.beta * (jnp.where(out, m, v) - m)), m  # finite d/dbeta where masked out
-
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:
         "Energy (8) of one state, its log-sum-exp taken of the scores shifted by their largest (finite at any beta)."
-        s, m = self._shifted(xi, mask)
+        s, m = _shifted_scores(self._overlaps(xi, mask), self.beta)
         return check_finite_result(0.5 * xi @ xi - m - jax.nn.logsumexp(s) / self.beta, "ContinuousHopfield.energy", xi)
 
     def update(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, "D"]:
         "One update (9): `X softmax(beta X^T xi)`, attention with keys = values = the stored patterns."
-        return self.X @ jax.nn.softmax(self._shifted(xi, mask)[0])
+        return self.X @ jax.nn.softmax(_shifted_scores(self._overlaps(xi, mask), self.beta)[0])
 
     def recall(self, xi: Float[Array, "D"], # the query
                *,
