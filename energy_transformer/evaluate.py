@@ -23,8 +23,8 @@ from .train import trainable
 
 # %% auto #0
 __all__ = ['OPENCV_METHODS', 'CLASSICAL_FILLS', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'harmonic_solve',
-           'harmonic_fill', 'opencv_fill', 'available_fills', 'baseline_mse', 'predict_images', 'eval_set', 'evaluate',
-           'baselines', 'quality_table', 'table_markdown']
+           'harmonic_fill', 'opencv_fill', 'available_fills', 'baseline_mse', 'predict_images', 'eval_set',
+           'image_errors', 'evaluate', 'baselines', 'paired_ratio', 'quality_table', 'table_markdown']
 
 # %% ../nbs/12_evaluate.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
@@ -221,13 +221,21 @@ def eval_set(images: np.ndarray,  # the test images
     return images[idx], np.asarray(mask)
 
 
+def image_errors(model: eqx.Module,  # an image model with `patcher` and `predict_tokens`
+                 images: np.ndarray,  # n x C x Hpx x Wpx
+                 mask: np.ndarray,  # n x N, True = hidden patch
+                 ) -> np.ndarray:
+    "Masked-patch MSE of each image (n,): what `evaluate` averages and `paired_ratio` compares"
+    pt = model.patcher
+    return np.asarray(masked_mse(pt.tokenify(predict_images(model, images, mask)), pt.tokenify(images), mask))
+
+
 def evaluate(model: eqx.Module,  # an image model with `patcher` and `predict_tokens`
              images: np.ndarray,  # n x C x Hpx x Wpx
              mask: np.ndarray,  # n x N, True = hidden patch
              ) -> dict:
     "Masked-patch MSE and PSNR (mean over images) of a model on fixed masks."
-    pt = model.patcher
-    mse = masked_mse(pt.tokenify(predict_images(model, images, mask)), pt.tokenify(images), mask)
+    mse = image_errors(model, images, mask)
     return {"mse": float(mse.mean()), "psnr": float(psnr(mse).mean())}
 
 
@@ -239,6 +247,29 @@ def baselines(images: np.ndarray,  # n x C x Hpx x Wpx
     "The same metrics for classical fills (by default the mean-of-visible fill and biharmonic inpainting)."
     return {k: {"mse": float(v.mean()), "psnr": float(psnr(v).mean())}
             for k, v in baseline_mse(images, mask, patcher, fills).items()}
+
+# %% ../nbs/12_evaluate.ipynb #evalpr02
+def paired_ratio(a: np.ndarray,  # per-image errors of one method (e.g. `image_errors`)
+                 b: np.ndarray,  # the other method's, on the same images and masks
+                 confidence: float = 0.95,  # of the interval
+                 resamples: int = 2000,  # bootstrap resamples
+                 seed: int = 0,  # of the resampling
+                 ) -> dict:
+    """mean(a) / mean(b) (`ratio`), a paired bootstrap interval for it (`low`, `high`), the share of images on which
+    a is lower (`a_lower`) and the number of images (`n`)"""
+    a, b = (np.asarray(v, np.float64) for v in (a, b))
+    if a.ndim != 1 or a.shape != b.shape or len(a) < 2:
+        raise ValueError(f"paired_ratio: a and b must be 1-D errors of the same >= 2 images, got shapes {a.shape} and {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and (a >= 0).all() and (b >= 0).all()):
+        raise ValueError("paired_ratio: errors must be finite and >= 0")
+    if not b.any(): raise ValueError("paired_ratio: b's errors are all 0, so the ratio of the means is undefined")
+    check_real("paired_ratio", "confidence", confidence, 0, 1, low_open=True, high_open=True)
+    check_int("paired_ratio", "resamples", resamples, 100); check_int("paired_ratio", "seed", seed, 0)
+    from scipy.stats import bootstrap  # on first use, like scikit-image: importing the package stays light
+    ratio = lambda x, y, axis=-1: x.mean(axis) / y.mean(axis)
+    ci = bootstrap((a, b), ratio, paired=True, vectorized=True, n_resamples=resamples, method="percentile",
+                               confidence_level=confidence, rng=np.random.default_rng(seed)).confidence_interval
+    return dict(ratio=float(ratio(a, b)), low=float(ci.low), high=float(ci.high), a_lower=float((a < b).mean()), n=len(a))
 
 # %% ../nbs/12_evaluate.ipynb #evalqt02
 def quality_table(models: dict,  # name -> image model (all on the same patch grid)

@@ -66,7 +66,7 @@ from energy_transformer.dense import (
     measure_capacity,
     recall_batch,
 )
-from energy_transformer.evaluate import eval_set, predict_images, psnr
+from energy_transformer.evaluate import eval_set, paired_ratio, predict_images, psnr
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.image_training import et_train
 from energy_transformer.inpaint import centre_weights, et_inpaint, inpaint_photo, read_photo, side_by_side
@@ -689,6 +689,10 @@ CASES: list[Case] = [
          Raises("inpaint_photo.seed must be an int >= 0, got -1")),
     Case(L, "`eval_set(seed=-1)`", lambda w: eval_set(np.zeros((4, 1, 28, 28), np.float32), 16, 2, 0.5, seed=-1),
          Raises("eval_set.seed must be an int >= 0, got -1")),
+    Case(L, "`paired_ratio` of unpaired errors", lambda w: paired_ratio(np.ones(3), np.ones(4)),
+         Raises("paired_ratio: a and b must be 1-D errors of the same >= 2 images, got shapes (3,) and (4,)")),
+    Case(W, "`paired_ratio` of errors holding NaN", lambda w: paired_ratio(np.array([1.0, np.nan]), np.ones(2)),
+         Raises("paired_ratio: errors must be finite and >= 0")),
     Case(L, "`BatchIterator(seed=-1)`", lambda w: BatchIterator(np.zeros((4, 1, 2, 2)), 2, seed=-1),
          Raises("BatchIterator.seed must be an int >= 0, got -1")),
     Case(L, "`load_natural(seed=-1)`", lambda w: load_natural("test", n=2, seed=-1),
