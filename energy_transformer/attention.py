@@ -16,6 +16,8 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float, Int, PyTree
 
+from .checks import check_int
+
 # %% auto #0
 __all__ = ['ATTENTION', 'AbstractAttention', 'SoftmaxAttention', 'TaylorAttention', 'WindowAttention', 'MixedAttention',
            'attention_kernel']
@@ -383,9 +385,7 @@ class WindowAttention(AbstractAttention):
     causal: bool = False
     window: int = 64  # R: keys at most this many positions away
 
-    def __check_init__(self):
-        if isinstance(self.window, bool) or not isinstance(self.window, (int, np.integer)) or self.window < 1:
-            raise ValueError(f"WindowAttention.window must be an integer >= 1, got {self.window!r}")
+    def __check_init__(self): check_int("WindowAttention", "window", self.window)
 
     def allowed(self, N):
         return super().allowed(N) & (np.abs(np.arange(N)[:, None] - np.arange(N)[None]) <= self.window)

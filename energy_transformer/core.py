@@ -69,17 +69,13 @@ class ETConfig:
 
     def __post_init__(self):
         checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
-        for name in ("D", "H", "Y", "M"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"ETConfig.{name} must be an integer >= 1, got {v!r}")
+        for name in ("D", "H", "Y", "M"): check_int("ETConfig", name, getattr(self, name))
         if self.beta is not None and not (isinstance(self.beta, (int, float, np.floating))
                                           and math.isfinite(self.beta) and self.beta > 0):
             raise ValueError(f"ETConfig.beta must be a finite number > 0 (or None for 1/sqrt(Y)), got {self.beta!r}")
         if self.attention not in _ATTENTION_KINDS:
             raise ValueError(f"ETConfig.attention must be one of {_ATTENTION_KINDS}, got {self.attention!r}")
-        if isinstance(self.rel_pos, bool) or not isinstance(self.rel_pos, (int, np.integer)) or self.rel_pos < 0:
-            raise ValueError(f"ETConfig.rel_pos must be an integer >= 0, got {self.rel_pos!r}")
+        check_int("ETConfig", "rel_pos", self.rel_pos, 0)
         w = self.window_heads
         if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 0 <= w < self.H:
             raise ValueError(f"ETConfig.window_heads must be an integer in [0, H = {self.H}), got {w!r}")
@@ -279,8 +275,7 @@ class EnergyLayerNorm(eqx.Module):
     def __init__(self, D: int, # token dimension
                  *, use_bias: bool = True, # learn the bias delta
                  eps: float = 1e-5): # added to the variance
-        if isinstance(D, bool) or not isinstance(D, (int, np.integer)) or D < 1:
-            raise ValueError(f"EnergyLayerNorm: D must be an integer >= 1, got {D!r}")
+        check_int("EnergyLayerNorm", "D", D)
         tiny = float(np.finfo(float_dtype()).tiny)  # below it, eps flushes to 0 and a constant token divides 0 by 0
         check_real("EnergyLayerNorm", "eps", eps, tiny)
         self.D, self.eps = int(D), float(eps)
