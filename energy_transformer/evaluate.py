@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import warnings
 
 import equinox as eqx
 import jax
@@ -267,8 +268,11 @@ def paired_ratio(a: np.ndarray,  # per-image errors of one method (e.g. `image_e
     check_int("paired_ratio", "resamples", resamples, 100); check_int("paired_ratio", "seed", seed, 0)
     from scipy.stats import bootstrap  # on first use, like scikit-image: importing the package stays light
     ratio = lambda x, y, axis=-1: x.mean(axis) / y.mean(axis)
-    ci = bootstrap((a, b), ratio, paired=True, vectorized=True, n_resamples=resamples, method="percentile",
-                               confidence_level=confidence, rng=np.random.default_rng(seed)).confidence_interval
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings(action="ignore"):  # checked below
+        ci = bootstrap((a, b), ratio, paired=True, vectorized=True, n_resamples=resamples, method="percentile",
+                       confidence_level=confidence, rng=np.random.default_rng(seed)).confidence_interval
+    if not (np.isfinite(ci.low) and np.isfinite(ci.high)):
+        raise ValueError("paired_ratio: b's errors are 0 on so many images that resamples of them are all 0: no interval")
     return dict(ratio=float(ratio(a, b)), low=float(ci.low), high=float(ci.high), a_lower=float((a < b).mean()), n=len(a))
 
 # %% ../nbs/12_evaluate.ipynb #evalqt02

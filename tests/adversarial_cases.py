@@ -693,6 +693,8 @@ CASES: list[Case] = [
          Raises("paired_ratio: a and b must be 1-D errors of the same >= 2 images, got shapes (3,) and (4,)")),
     Case(W, "`paired_ratio` of errors holding NaN", lambda w: paired_ratio(np.array([1.0, np.nan]), np.ones(2)),
          Raises("paired_ratio: errors must be finite and >= 0")),
+    Case(W, "`paired_ratio` where b's errors are mostly 0", lambda w: paired_ratio(np.eye(10)[0], np.eye(10)[-1]),
+         Raises("b's errors are 0 on so many images that resamples of them are all 0: no interval")),
     Case(L, "`BatchIterator(seed=-1)`", lambda w: BatchIterator(np.zeros((4, 1, 2, 2)), 2, seed=-1),
          Raises("BatchIterator.seed must be an int >= 0, got -1")),
     Case(L, "`load_natural(seed=-1)`", lambda w: load_natural("test", n=2, seed=-1),
