@@ -190,9 +190,10 @@ def _natural_methods(mc):
 
 
 def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals: int = 8, lr: float | None = None,
-                seed: int | None = None, steps: int | None = None) -> dict:
+                seed: int | None = None, steps: int | None = None, weight_decay: float | None = None) -> dict:
     """One natural-photo run: the shipped recipe (`preset("natural")`, peak learning rate `lr`, default 1e-3, seed `seed`
-    of the initialisation and the data order, default the recipe's) on crops of all the training photos, masked MSE
+    of the initialisation and the data order, default the recipe's; AdamW's `weight_decay`, default the recipe's 0.05) on
+    crops of all the training photos, masked MSE
     at 50% on 500 validation crops during training and 2,000 at the end, 2,000 test crops once;
     resumable in `run_dir` like the language runs. `steps` given: exactly that many training steps instead of as many
     as fit in `seconds` (an equal-steps comparison). An ET trains with the exact-gradient path that `et-train` would
@@ -200,6 +201,7 @@ def run_natural(method: str, seconds: float, run_dir: Path | None = None, evals:
     mc, task, tc = preset("natural")
     task, tc = replace(task, eval_size=500, final_eval_size=2000), replace(tc, lr=1e-3 if lr is None else lr)
     if seed is not None: tc = replace(tc, seed=seed)
+    if weight_decay is not None: tc = replace(tc, weight_decay=weight_decay)
     desc, make = _natural_methods(mc)[method]
     data = (load_natural("train"), load_natural("valid"))
     path, kw = exact_path(make(tc.seed), tc.batch_size)
@@ -400,7 +402,7 @@ def result_path(task: str, method: str, seconds: float | None, out: Path = RESUL
 
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed", "steps"},
-                "natural_image": {"run_dir", "evals", "lr", "seed", "steps"},
+                "natural_image": {"run_dir", "evals", "lr", "seed", "steps", "weight_decay"},
                 "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift", "stem", "patch"}}
 
 
@@ -420,6 +422,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
     ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order "
                                                 "(natural_image: and of the initialisation)")
+    ap.add_argument("--weight-decay", type=float, help="natural_image only: AdamW's weight decay (default: the recipe's)")
     ap.add_argument("--smoothing", type=float, help="classification only: label smoothing of the loss (fit_classifier)")
     ap.add_argument("--shift", type=int, help="classification only: random translations of up to this many pixels")
     ap.add_argument("--stem", type=int, help="classification only: feature maps of the stem (0: none; default the recipe's 8)")
@@ -445,7 +448,7 @@ def main(argv=None):
         ap.error(f"--task {a.task} has no option {', '.join('--' + k.replace('_', '-') for k in wrong)}")
     r = run(a.method, a.seconds, **{k: getattr(a, k) for k in opts})
     model, log = r.pop("model"), r.pop("log")
-    named = ("lr", "seed", "init", "smoothing", "shift", "stem", "patch")  # the options that name a run
+    named = ("lr", "seed", "weight_decay", "init", "smoothing", "shift", "stem", "patch")  # the options that name a run
     label = run_label(a.method, **{k: getattr(a, k) for k in named if k in opts})
     seconds = None if a.steps else a.seconds   # a run of given steps has no CPU budget
     row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),

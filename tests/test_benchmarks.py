@@ -425,7 +425,8 @@ def test_result_files_have_portable_names():
 
 @pytest.mark.parametrize("method,options", [("warm T=1", {}), ("warm, 4 energy blocks", dict(lr=0.002, seed=1)),
                                             ("T=2", dict(seed=3, init="kjv_ar")), ("exact", dict(smoothing=0.1, shift=2)),
-                                            ("exact", dict(stem=0)), ("exact", dict(patch=4))])
+                                            ("exact", dict(stem=0)), ("exact", dict(patch=4)),
+                                            ("matched transformer warm", dict(weight_decay=0.0))])
 def test_a_run_label_gives_back_its_command_line(method, options):
     "label_options inverts run_label: the label's options parse back, through the script's own parser, to the run's"
     tm, tq = _bench("training_methods"), _bench("time_to_quality")
