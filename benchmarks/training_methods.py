@@ -175,6 +175,9 @@ def _natural_methods(mc):
                for name, (T, fields, label) in WARM_VARIANTS.items()},
             "warm, 4 energy blocks": ("ET, warm start, four distinct energy blocks of one step each (one head of 16 and 64 "
                                       "memories per block: the same parameter count)", et(stack)),
+            "warm, 4 two-weight energy blocks": ("ET, warm start, four energy blocks of one step each whose memory has weights "
+                                                 "of its own in and out (`natural_two_weight`: 31 hidden units per block, "
+                                                 "1.1% fewer parameters)", et(preset("natural_two_weight")[0])),
             "warm, 4 energy blocks, attending to itself": ("ET, warm start, four energy blocks of one step each, each token's "
                                                            "attention including itself", et(self_stack)),
             "matched transformer warm, 4 blocks": ("4 transformer blocks shaped like the 4 energy blocks (one head of 16), the "

@@ -50,6 +50,7 @@ def matching_width(params_at, # M -> parameter count of a model whose hidden wid
 
 # %% ../nbs/01_energy_transformer.ipynb #a64cb305
 _ATTENTION_KINDS = tuple(ATTENTION)  # the kernels of the attention page
+_MEMORY_KINDS = ("hopfield", "two_weight")  # the energies of the memory term
 
 @dataclass(frozen=True)
 class ETConfig:
@@ -66,6 +67,7 @@ class ETConfig:
     decay: bool = False # taylor: weigh term (C, B) by a learned gamma_h^|C - B| per head (a position signal that factorises)
     window_heads: int = 0 # taylor: heads 0..window_heads-1 are softmax attention over the keys within rel_pos positions
     min_half_life: float = 0 # decay: every taylor head's half-life kept above this many tokens (0: no floor)
+    memory: str = "hopfield" # "hopfield": -1/2 relu(Xi g)^2 (the paper); "two_weight": -(Xo g) . gelu(Xi g + xb), M hidden units
 
     def __post_init__(self):
         checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
@@ -91,6 +93,8 @@ class ETConfig:
         if isinstance(f, bool) or not isinstance(f, (int, float, np.integer, np.floating)) or not 0 <= f < math.inf:
             raise ValueError(f"ETConfig.min_half_life must be a finite number >= 0 (tokens), got {f!r}")
         if f and not self.decay: raise ValueError("ETConfig.min_half_life needs decay=True (it bounds the decays' half-lives)")
+        if self.memory not in _MEMORY_KINDS:
+            raise ValueError(f"ETConfig.memory must be one of {_MEMORY_KINDS}, got {self.memory!r}")
 
     def kernel(self, causal: bool | None = None, # None: the config's own `causal`
                ) -> AbstractAttention:
@@ -161,10 +165,12 @@ def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1
 
 # %% ../nbs/01_energy_transformer.ipynb #7c7c8646
 class EnergyTransformer(eqx.Module):
-    "Energy of a token set: multi-head attention energy + Hopfield energy; acts on one set g of shape (N, D)"
+    "Energy of a token set: multi-head attention energy + memory energy (Hopfield's); acts on one set g of shape (N, D)"
     Wq: Float[Array, "H D Y"] # query projections
     Wk: Float[Array, "H D Y"] # key projections
-    Xi: Float[Array, "M D"] # Hopfield memories
+    Xi: Float[Array, "M D"] # Hopfield memories (two_weight: the hidden units' weights in)
+    Xo: Float[Array, "M D"] | None # two_weight: the hidden units' weights out (None for hopfield: tied to Xi)
+    xb: Float[Array, "M"] | None # two_weight: the hidden units' biases (None for hopfield)
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
     pos_bias: Float[Array, "H R"] | None # b_h(d), d = C - B in -rel_pos..rel_pos (None: rel_pos = 0; only the window heads')
     decay: Float[Array, "H"] | None # logits of gamma_h (`gamma`; None unless config.decay; only the taylor heads')
@@ -172,7 +178,7 @@ class EnergyTransformer(eqx.Module):
 
     def __init__(self, config: ETConfig, # sizes and switches
                  *, key: PRNGKeyArray, # initialisation key
-                 std: float | None = None): # init std of Wq, Wk, Xi; None -> 1/sqrt(D)
+                 std: float | None = None): # init std of Wq, Wk, Xi (and Xo); None -> 1/sqrt(D)
         if not isinstance(config, ETConfig): raise TypeError(f"config must be an ETConfig, got {type(config).__name__}")
         c = config
         std = 1.0 / math.sqrt(c.D) if std is None else float(check_real("EnergyTransformer", "std", std, 0, low_open=True))
@@ -180,6 +186,9 @@ class EnergyTransformer(eqx.Module):
         self.Wq = std * jax.random.normal(kq, (c.H, c.D, c.Y), float_dtype())
         self.Wk = std * jax.random.normal(kk, (c.H, c.D, c.Y), float_dtype())
         self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
+        two = c.memory == "two_weight"  # its own out-weights from a key folded off Xi's: a hopfield block inits as before
+        self.Xo = std * jax.random.normal(jax.random.fold_in(kx, 1), (c.M, c.D), float_dtype()) if two else None
+        self.xb = jnp.zeros((c.M,), float_dtype()) if two else None
         self.beta = jnp.asarray(c.beta_value, float_dtype())
         self.pos_bias = _alibi(c.window_heads or c.H, c.rel_pos) if c.rel_pos else None
         # beside window heads (which see the last R = rel_pos tokens sharply) the decayed heads start beyond the window;
@@ -241,10 +250,21 @@ class EnergyTransformer(eqx.Module):
         g = self._check(g)
         return self.kernel.energy_direct(*self._qk(g), self.beta, self.position(g.shape[0]))
 
-    def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
-        "E_hn = -1/2 sum_{B, mu} relu(Xi_mu . g_B)^2"
+    def _hidden(self, g):
+        "two_weight: the hidden units' inputs u = Xi g + xb and the readings v = Xo g, from one contraction"
+        uv = g @ jnp.concatenate([self.Xi, self.Xo]).T
+        return uv[..., :self.config.M] + self.xb, uv[..., self.config.M:]
+
+    def hn_energies(self, g: Float[Array, "N D"]) -> Float[Array, "N"]:
+        "Each token's memory energy: -1/2 sum_mu relu(Xi_mu . g_B)^2, or for two_weight -sum_mu (Xo_mu . g_B) gelu(u_mu)"
         g = self._check(g)
-        return self._finite(-0.5 * jnp.sum(jax.nn.relu(g @ self.Xi.T) ** 2), g, "hn_energy")
+        if self.config.memory == "hopfield": return -0.5 * jnp.sum(jax.nn.relu(g @ self.Xi.T) ** 2, -1)
+        u, v = self._hidden(g)
+        return -jnp.sum(v * jax.nn.gelu(u), -1)
+
+    def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
+        "E_hn = -1/2 sum_{B, mu} relu(Xi_mu . g_B)^2 (hopfield), or -sum_{B, mu} (Xo_mu . g_B) gelu(Xi_mu . g_B + xb_mu)"
+        return self._finite(jnp.sum(self.hn_energies(g)), g, "hn_energy")
 
     def energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         "Total energy E = E_att + E_hn"
@@ -256,9 +276,13 @@ class EnergyTransformer(eqx.Module):
         return self._finite(self._back(*self.kernel.grads(*self._qk(g), self.beta, self.position(g.shape[0]))), g, "attn_grad")
 
     def hn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
-        "Closed-form dE_hn/dg = -relu(g Xi^T) Xi  (minus a tied-weight MLP)"
+        """Closed-form dE_hn/dg = -relu(g Xi^T) Xi (minus a tied-weight MLP), or for two_weight
+        -(gelu(u) Xo + (gelu'(u) v) Xi): an MLP with weights of its own in and out, plus its reading pulled back"""
         g = self._check(g)
-        return self._finite(-jax.nn.relu(g @ self.Xi.T) @ self.Xi, g, "hn_grad")
+        if self.config.memory == "hopfield": return self._finite(-jax.nn.relu(g @ self.Xi.T) @ self.Xi, g, "hn_grad")
+        u, v = self._hidden(g)
+        a, da = jax.jvp(jax.nn.gelu, (u,), (jnp.ones_like(u),))  # gelu and its derivative, in one pass
+        return self._finite(-jnp.concatenate([a, da * v], -1) @ jnp.concatenate([self.Xo, self.Xi]), g, "hn_grad")
 
     def grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         "Closed-form dE/dg (attention + Hopfield)"

@@ -43,13 +43,13 @@ def _causal(et: EnergyTransformer) -> AbstractAttention:
 def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `exclude_self` are used; `causal` is implied)
                     g: Float[Array, "N D"], # layer-normalised tokens
                    ) -> Float[Array, "N"]:
-    """Each token's own energy given its prefix, E_C = -(1/beta) sum_h log sum_{B<=C} f(beta K_B.Q_C + b_h(C-B)) - 1/2
-    sum_mu relu(Xi_mu.g_C)^2 with f = exp (softmax) or 1+s+s^2/2 (taylor: no bias; with a decay
+    """Each token's own energy given its prefix, E_C = -(1/beta) sum_h log sum_{B<=C} f(beta K_B.Q_C + b_h(C-B)) plus its
+    memory energy (-1/2 sum_mu relu(Xi_mu.g_C)^2 for hopfield) with f = exp (softmax) or 1+s+s^2/2 (taylor: no bias; with a decay
     each term weighed by gamma_h^(C-B)), the keys held fixed (they belong to
     the prefix)"""
     Q, K = _queries_keys(et, g)
     e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta, et.position(g.shape[0]))
-    return e_att - 0.5 * jnp.sum(jax.nn.relu(g @ et.Xi.T) ** 2, -1)
+    return e_att + et.hn_energies(g)
 
 # %% ../nbs/05_language.ipynb #bf1e657f
 def prefix_grad(et: EnergyTransformer, # the energy
