@@ -269,6 +269,8 @@ def test_methods_share_the_shipped_recipes():
     assert ets["warm T=2, 8 heads, 128 memories"].config.et.H == 8
     extra = lambda c: (c.blocks - 1) * (c.et.D + 2)  # each further block's layer norm (gain and D biases) and beta
     assert ets["warm, 4 energy blocks"].config.blocks == 4
+    two_weight = ets.pop("warm, 4 two-weight energy blocks")  # 31 hidden units a block: 1.1% fewer parameters
+    assert 0.01 < 1 - params_of(ImageEnergyTransformer, two_weight.config) / (target + extra(two_weight.config)) < 0.012
     assert all(params_of(ImageEnergyTransformer, m.config) == target + extra(m.config) for m in ets.values())
 
 
