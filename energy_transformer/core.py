@@ -341,7 +341,7 @@ class Trajectory(eqx.Module):
     "Subsampled record of an energy descent (states optional)"
     step: Int[Array, "S"] # descent step of each record (0 = initial state)
     e_att: Float[Array, "S"] # attention energy
-    e_hn: Float[Array, "S"] # Hopfield energy
+    e_hn: Float[Array, "S"] # memory energy (Hopfield's, or the two-weight one)
     e_ln: Float[Array, "S"] # layer-norm energy summed over tokens
     e_total: Float[Array, "S"] # Lyapunov energy of the dynamics: e_att + e_hn (+ e_ln with leak)
     grad_norm: Float[Array, "S"] # |dE/dg| (+ x with leak): the size of the next step, divided by alpha
