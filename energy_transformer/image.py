@@ -364,7 +364,8 @@ def descent_quality(model: "ImageEnergyTransformer",  # a trained image model
 # %% ../nbs/02_image_inpainting.ipynb #inp026
 def decode_memories(model: "ImageEnergyTransformer",  # a trained image model
                     ) -> np.ndarray:
-    "Each row of `Xi` (of every block) decoded like a token state after the layer norm: `M x C x p x p` patches."
+    """Each row of `Xi` (of every block) decoded like a token state after the layer norm: `M x C x p x p` patches. For a
+    two-weight memory these are the patterns its hidden units read (their input weights), not what they write (`Xo`)."""
     pt = model.patcher; C, p = pt.image_shape[0], pt.p
     z = np.asarray(jax.vmap(model.decoder)(model.et.Xi.reshape(-1, model.config.et.D)))
     return z.reshape(-1, C, p, p)
