@@ -7,7 +7,9 @@ the parameter-matched transformer. One run per call, so that runs can be pinned 
 
 Every run gets the same CPU time (seconds of `time.process_time`, all threads of the process): its throughput is
 probed on a short run, then a fresh model is trained with a full learning-rate schedule of as many steps as fit in
-the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluation time is not counted).
+the budget (`equal_time.train_for_seconds`), evaluated at eight points (evaluation time is not counted). A result also
+records the kernel's share of those seconds (`train_sys_s`) and the minor page faults (`page_faults`): a large share
+means the steps paid for fresh memory, not for arithmetic.
 - image: Fashion-MNIST inpainting, the shipped `fashion_mnist` recipe; masked MSE at 50% masking on validation
   images (the last 5,000 training images: 500 during training, 2,000 at the end), and on 2,000 test images once.
 - language: the King James Bible, the shipped `kjv_ar` recipe at D = 128 and, for "exact", T = 4 (`LANGUAGE_WIDTH`,
@@ -457,6 +459,7 @@ def main(argv=None):
     row = dict(task=a.task, method=label, kind=model_kind(model), start=getattr(model.config, "start", None),
                seconds=seconds, model=type(model).__name__, n_params=count_params(model),
                steps=log["train_config"]["steps"], train_cpu_s=round(log["train_cpu_s"], 1),
+               train_sys_s=round(log["train_sys_s"], 1), page_faults=log["page_faults"],  # of train_cpu_s: the kernel's
                train_wall_s=round(log["train_time_s"], 1), **r,
                machine=dict(stamp, load_end=load(), run_wall_s=round(time.time() - t0, 1)))
     out = Path(a.out) if a.out else EQUAL_STEPS if a.steps else RESULTS

@@ -32,10 +32,15 @@ from .checkpoint import fill_tree, leaf_name, load_checkpoint, read_checkpoint, 
 from .checks import check_int, check_output_dir, check_real, check_stem
 from .core import count_params
 
+try:  # Unix only: the page faults of a run
+    import resource
+except ImportError:
+    resource = None
+
 # %% auto #0
 __all__ = ['FROZEN', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate',
-           'shard_batch', 'make_train_step', 'TrainingInterrupted', 'ProcessLost', 'fit', 'load_train_state',
-           'log_stages', 'training_curve', 'training_totals']
+           'shard_batch', 'make_train_step', 'TrainingInterrupted', 'ProcessLost', 'cpu_usage', 'fit',
+           'load_train_state', 'log_stages', 'training_curve', 'training_totals']
 
 # %% ../nbs/13_train.ipynb #79ce5bee
 class JSONConfig:
@@ -212,6 +217,14 @@ def _local(tree):
     dev = jax.local_devices()[0]
     return jax.tree.map(lambda x: jax.device_put(np.asarray(x), dev) if eqx.is_array(x) else x, tree)
 
+# %% ../nbs/13_train.ipynb #cpuuse01
+def cpu_usage() -> dict:
+    """This process's use of the CPU so far, all threads: `cpu_s` (user + system seconds, `time.process_time`), `sys_s`
+    (the system's share: the kernel's time, e.g. giving the process fresh memory) and `page_faults` (minor page faults:
+    pages the kernel mapped in; 0 where the platform does not count them)"""
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt if resource is not None else 0
+    return dict(cpu_s=time.process_time(), sys_s=os.times().system, page_faults=faults)
+
 # %% ../nbs/13_train.ipynb #9d129519
 def fit(model: eqx.Module,  # the initial model (its class has a `config` with `to_dict()`)
         loss_fn: Callable,  # `loss_fn(model, batch, key) -> scalar`, pure JAX
@@ -258,7 +271,8 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
     log = dict(model=type(model).__name__, model_config=model.config.to_dict(), train_config=tc.to_dict(),
                n_params=count_params(params), devices=[str(d) for d in mesh.devices.flat], processes=jax.process_count(),
                jax_version=jax.__version__,
-               **(meta or {}), history=[], evals=[], train_time_s=0.0, train_cpu_s=0.0, wall_time_s=0.0)
+               **(meta or {}), history=[], evals=[], train_time_s=0.0, train_cpu_s=0.0, train_sys_s=0.0, page_faults=0,
+               wall_time_s=0.0)
     step = 0
     if resume and ckpt is not None and ckpt.exists():
         header, arrays = read_checkpoint(ckpt)
@@ -294,20 +308,21 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
     last = tc.steps if stop_at is None else min(stop_at, tc.steps)
     bar = tqdm(total=tc.steps, initial=step, disable=not progress, desc=name, dynamic_ncols=True, mininterval=1.0)
     window = list(log.pop("pending_losses", []))  # losses of an interrupted window
-    t_win, c_win = time.time(), time.process_time()
+    t_win, u_win = time.time(), cpu_usage()
 
     def flush():  # the mean loss of the steps since the last entry; also before every save, so a resume leaves no gap
-        nonlocal window, t_win, c_win
+        nonlocal window, t_win, u_win
         if not window: return
         losses = np.asarray(jax.device_get(window))
-        now, cpu = time.time(), time.process_time()
+        now, u = time.time(), cpu_usage()
         log["train_time_s"] += now - t_win
-        log["train_cpu_s"] = log.get("train_cpu_s", 0.0) + cpu - c_win  # CPU seconds of every thread of this process
+        for k, field in (("train_cpu_s", "cpu_s"), ("train_sys_s", "sys_s"), ("page_faults", "page_faults")):
+            log[k] = log.get(k, 0) + u[field] - u_win[field]  # every thread of this process (older logs: from 0)
         log["history"].append(dict(step=step, loss=float(losses.mean()), lr=float(schedule(step)),
                                    steps_per_s=round(len(window) / max(now - t_win, 1e-9), 3),
                                    time_s=round(log["train_time_s"], 2), cpu_s=round(log["train_cpu_s"], 2)))
         bar.set_postfix(loss=f"{losses.mean():.4f}", refresh=False)
-        window, t_win, c_win = [], now, cpu
+        window, t_win, u_win = [], now, u
         if not np.isfinite(losses).all(): raise FloatingPointError(f"non-finite loss at step {step}")
 
     def stopping():  # of several processes, a stop request in any stops all at the next log entry (one small all-reduce)
@@ -329,7 +344,7 @@ def _fit(model, loss_fn, batches, tc, evaluate, final_evaluate, ckpt, name, resu
                 if evaluate is not None:
                     r = run_eval()
                     if progress: bar.write(f"step {step}: " + ", ".join(f"{k} {v:.5g}" for k, v in r.items()))
-                save(); t_win, c_win = time.time(), time.process_time()
+                save(); t_win, u_win = time.time(), cpu_usage()
         bar.close()
         if step == tc.steps and stop["signal"] is None:
             if evaluate is not None and not (log["evals"] and log["evals"][-1]["step"] == step):  # not again when resumed
