@@ -27,8 +27,9 @@ from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'inpaint_photo', 'patch_errors', 'read_photo',
-           'classical_fills', 'blend_classical', 'side_by_side', 'unlike_training', 'et_inpaint', 'photo_quality']
+__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'region_patches', 'inpaint_photo',
+           'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side', 'unlike_training',
+           'et_inpaint', 'photo_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -55,21 +56,39 @@ def centre_weights(rows: int,  # patch rows of the window
     return (np.outer(tent(rows), tent(cols)).astype(np.float64) ** power).astype(np.float32)
 
 
+def region_patches(region: np.ndarray,  # Hpx x Wpx booleans, True on the pixels to fill
+                   p: int,  # patch side in pixels
+                   ) -> np.ndarray:
+    "Which patches (row-major, of the image's whole p x p patches) hold at least one pixel of `region`"
+    region = np.asarray(region)
+    if region.dtype != bool or region.ndim != 2:
+        raise ValueError(f"region must be a 2-D boolean array (True on the pixels to fill), got {region.dtype} of shape "
+                         f"{region.shape}")
+    check_int("region_patches", "p", p)
+    H, W = region.shape[0] // p * p, region.shape[1] // p * p  # whole patches only, as `inpaint_photo` crops the photo
+    return region[:H, :W].reshape(H // p, p, W // p, p).any((1, 3)).reshape(-1)
+
+
 def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predict_tokens` (its window)
                   photo: np.ndarray,  # C x Hpx x Wpx in [0, 1], at least one window in each direction
                   mask_ratio: float = 0.5,  # fraction of the photo's patches hidden, in (0, 1)
                   seed: int = 0,  # which patches
-                  *, stride: int | None = None,  # pixels between windows, whole patches (default: half a window)
+                  *, region: np.ndarray | None = None,  # Hpx x Wpx booleans: hide the patches under it, not random ones
+                  stride: int | None = None,  # pixels between windows, whole patches (default: half a window)
                   power: float = 4,  # sharpness of the `centre_weights` (0: a plain mean of the windows)
                   batch_size: int = 64,  # windows per jitted call
                   ) -> dict:
-    "Hide random patches across a whole photo and fill them from overlapping windows, each weighted towards its centre."
+    """Hide random patches across a whole photo (or the patches under `region`) and fill them from overlapping windows,
+    each weighted towards its centre."""
     photo = np.asarray(as_unit_images(photo, "photo"))
     check_int("inpaint_photo", "batch_size", batch_size); check_real("inpaint_photo", "power", power, 0)
     C, h, w = model.patcher.image_shape; p = model.patcher.p
     if photo.ndim != 3 or photo.shape[0] != C:
         raise ValueError(f"photo must be {C} x H x W for this model, got shape {photo.shape}")
-    if not 0 < mask_ratio < 1: raise ValueError(f"mask ratio must be in (0, 1), got {mask_ratio}")
+    if region is None and not 0 < mask_ratio < 1: raise ValueError(f"mask ratio must be in (0, 1), got {mask_ratio}")
+    if region is not None and np.shape(region) != photo.shape[1:]:
+        raise ValueError(f"region must cover the photo's {photo.shape[1]} x {photo.shape[2]} pixels, got shape "
+                         f"{np.shape(region)}")
     if photo.shape[1] < h or photo.shape[2] < w:
         raise ValueError(f"image {photo.shape[1]}x{photo.shape[2]} is smaller than the model's {h}x{w} window")
     stride = max(p, min(h, w) // 2 // p * p) if stride is None else stride
@@ -78,10 +97,16 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     H, W = photo.shape[1] // p * p, photo.shape[2] // p * p  # whole patches only
     photo = photo[:, :H, :W]
     grid = Patcher((C, H, W), p)
-    rng = np.random.default_rng(check_int("inpaint_photo", "seed", seed, 0))
-    mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
-    if mask.all(): raise ValueError(f"mask ratio {mask_ratio:g} hides all {grid.N} patches of this photo, leaving nothing to "
-                                    f"fill them from; hide at most {grid.N - 1} (a ratio up to {(grid.N - 1) / grid.N:.4g})")
+    if region is None:
+        rng = np.random.default_rng(check_int("inpaint_photo", "seed", seed, 0))
+        mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
+    else:
+        mask = region_patches(region, p)
+        if not mask.any(): raise ValueError(f"region holds no pixel of the photo's whole {p} x {p} patches: nothing to fill")
+    if mask.all():
+        what = "the region" if region is not None else f"mask ratio {mask_ratio:g}"
+        raise ValueError(f"{what} hides all {grid.N} patches of this photo, leaving nothing to fill them from; hide at most "
+                         f"{grid.N - 1}" + ("" if region is not None else f" (a ratio up to {(grid.N - 1) / grid.N:.4g})"))
     pm = grid.pixel_mask(mask)
     corners = [(i, j) for i in _starts(H, h, stride) for j in _starts(W, w, stride)]
     masks = np.stack([pm[i:i + h:p, j:j + w:p].reshape(-1) for i, j in corners])
@@ -231,18 +256,24 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
                out: str = None,  # output PNG: masked | inpainted | original (default: <photo stem>_inpainted.png beside it)
                mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
                seed: int = 0,  # which patches are hidden
+               mask: str = None,  # image file of the photo's size, light (> 50% grey) where to fill: hides those patches instead
                checkpoint: str = None,  # a checkpoint file (default: the shipped natural_warm model)
                classical: float = 0,  # weight of a biharmonic fill blended into the output, in [0, 1] (0: the model's own)
                ):
-    "Hide random patches of a photo and fill them in with a trained image Energy Transformer."
+    "Hide random patches of a photo (or those under a mask image) and fill them in with a trained image Energy Transformer."
     quiet_interrupts("et-inpaint")
     try:
-        if not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
+        if mask is None and not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
         out = check_output_file(out or Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"), "--out")
         if Path(out).resolve() == Path(photo).resolve():
             raise ValueError(f"--out {out} is the input photo, which it would overwrite; give another file")
         model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
-        r = inpaint_photo(model, read_photo(photo, model.config.image_shape[0]), mask_ratio, seed)
+        image = read_photo(photo, model.config.image_shape[0])
+        region = None if mask is None else read_photo(mask, 1)[0] > 0.5
+        if region is not None and region.shape != image.shape[1:]:
+            raise ValueError(f"--mask {mask} is {region.shape[0]} x {region.shape[1]} pixels but the photo is "
+                             f"{image.shape[1]} x {image.shape[2]}")
+        r = inpaint_photo(model, image, mask_ratio, seed, region=region)
         r = blend_classical(r, classical) if classical else r
         Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
     except (ValueError, FileNotFoundError, OSError) as e:
@@ -253,7 +284,8 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
     own = f"the Energy Transformer {Path(checkpoint).stem if checkpoint else INPAINT_MODEL}, started from {start}"
     how = (f"{own}: its fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
            if classical else f"{own}: its own fill")
-    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
+    under = "" if mask is None else f" (those under {mask})"
+    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden{under}, masked MSE {r['mse']:.5f} "
           f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}) · classical fills: "
           + " · ".join(f"{k} {v:.5f}" for k, v in fills.items()) + f" ({r['windows']} windows)")
 
