@@ -22,7 +22,7 @@ from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from energy_transformer.evaluate import masked_mse, predict_images
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
-from energy_transformer.inpaint import et_inpaint, read_photo
+from energy_transformer.inpaint import et_inpaint, read_photo, region_patches
 from energy_transformer.patches import Patcher, mask_count, random_masks
 
 # derandomize: the same examples on every run, so that a red CI names a real regression, not a new draw. Sizes are
@@ -181,6 +181,20 @@ def test_patcher_round_trip(C, p, h, w, seed):
     np.testing.assert_array_equal(pt.untokenify(tok), x)
     mask = np.arange(h * w) % 2 == 0
     np.testing.assert_array_equal(pt.pixel_mask(mask).sum(), mask.sum() * p * p)
+
+
+@FAST
+@given(p=st.integers(1, 5), H=st.integers(1, 17), W=st.integers(1, 17), density=st.sampled_from([0.0, 0.05, 0.5, 1.0]),
+       seed=st.integers(0, 99))
+def test_region_patches_against_a_loop(p, H, W, density, seed):
+    "A patch is hidden exactly when one of its pixels is in the region; pixels past the whole patches are ignored"
+    region = np.random.default_rng(seed).random((H, W)) < density
+    rows, cols = H // p, W // p
+    expected = [region[i * p:(i + 1) * p, j * p:(j + 1) * p].any() for i in range(rows) for j in range(cols)]
+    np.testing.assert_array_equal(region_patches(region, p), np.array(expected, bool).reshape(-1))
+    if rows and cols:  # every region pixel inside the whole patches lies in a hidden patch
+        covered = Patcher((1, rows * p, cols * p), p).pixel_mask(region_patches(region, p))
+        assert not (region[:rows * p, :cols * p] & ~covered).any()
 
 
 @FAST
