@@ -283,6 +283,11 @@ class World:
         Image.fromarray((np.random.default_rng(0).random((64, 64, 3)) * 255).astype(np.uint8)).save(p)
         return p
 
+    def mask_png(self, H: int, W: int, value: int) -> Path:
+        p = self.path("mask.png")
+        Image.fromarray(np.full((H, W), value, np.uint8)).save(p)
+        return p
+
     @cached_property
     def one_bit(self):
         "A 1-bit (mode '1') PNG: a smooth shading dithered to black and white dots"
@@ -723,6 +728,12 @@ CASES: list[Case] = [
          Exits(2, "et-inpaint: error: inpaint_photo.seed must be an int >= 0, got -1")),
     Case(L, "`et-inpaint --mask-ratio 1.5`", lambda w: et_inpaint(str(w.photo), out=str(w.path("m.png")), mask_ratio=1.5),
          Exits(2, "et-inpaint: error: --mask-ratio must be in (0, 1), got 1.5")),
+    Case(L, "`et-inpaint --mask` an image of another size than the photo",
+         lambda w: et_inpaint(str(w.photo), out=str(w.path("m.png")), mask=str(w.mask_png(32, 64, 255))),
+         Exits(2, "mask.png is 32 x 64 pixels but the photo is 64 x 64")),
+    Case(L, "`et-inpaint --mask` an all-black image (nothing to fill)",
+         lambda w: et_inpaint(str(w.photo), out=str(w.path("m.png")), mask=str(w.mask_png(64, 64, 0))),
+         Exits(2, "et-inpaint: error: region holds no pixel of the photo's whole 4 x 4 patches: nothing to fill")),
     Case(L, "`ClassicalHopfield.recall(key=7)` (a seed, not a key)", lambda w: w.binary.recall(w.binary.Xi[0], key=7),
          Raises("key " + KEY + " int 7")),
     Case(L, "`recall_batch(key=7)`", lambda w: recall_batch(w.binary, w.binary.Xi, key=7), Raises("key " + KEY + " int 7")),
