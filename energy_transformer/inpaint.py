@@ -100,13 +100,12 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     if region is None:
         rng = np.random.default_rng(check_int("inpaint_photo", "seed", seed, 0))
         mask = np.zeros(grid.N, bool); mask[rng.permutation(grid.N)[:mask_count(grid.N, mask_ratio)]] = True
+        if mask.all(): raise ValueError(f"mask ratio {mask_ratio:g} hides all {grid.N} patches of this photo, leaving nothing to "
+                                        f"fill them from; hide at most {grid.N - 1} (a ratio up to {(grid.N - 1) / grid.N:.4g})")
     else:
         mask = region_patches(region, p)
         if not mask.any(): raise ValueError(f"region holds no pixel of the photo's whole {p} x {p} patches: nothing to fill")
-    if mask.all():
-        what = "the region" if region is not None else f"mask ratio {mask_ratio:g}"
-        raise ValueError(f"{what} hides all {grid.N} patches of this photo, leaving nothing to fill them from; hide at most "
-                         f"{grid.N - 1}" + ("" if region is not None else f" (a ratio up to {(grid.N - 1) / grid.N:.4g})"))
+        if mask.all(): raise ValueError(f"the region hides all {grid.N} patches of this photo, leaving nothing to fill them from")
     pm = grid.pixel_mask(mask)
     corners = [(i, j) for i in _starts(H, h, stride) for j in _starts(W, w, stride)]
     masks = np.stack([pm[i:i + h:p, j:j + w:p].reshape(-1) for i, j in corners])
