@@ -64,7 +64,7 @@ PRESETS: dict[str, tuple[ImageETConfig, ImageTaskConfig, TrainConfig]] = {
                       ImageTaskConfig(data="fashion_mnist"), TrainConfig(steps=18_750, batch_size=32, lr=3e-3, eval_every=1250)),
     "natural": (ImageETConfig.natural(et=ETConfig(D=64, H=4, Y=16, M=256), T=8), ImageTaskConfig(data="natural"),
                 TrainConfig(steps=20000, batch_size=32, lr=3e-3, eval_every=1000)),
-    # the shipped `natural_warm` (et-inpaint's model): hidden patches start from their harmonic fill, the output is the
+    # the shipped `natural_warm`: hidden patches start from their harmonic fill, the output is the
     # fill plus what the descent adds; T = 2 descent steps (alpha 0.4: natural's alpha T kept), which gave the lowest
     # validation error at equal CPU time of T = 2, 4 and 8 (T = 1 came out lower after 900 CPU seconds, but T = 1 with
     # one head of 64, the best of those, higher after the full budget: benchmarks/results/ttq); 45,622 steps = 5,244 CPU
@@ -81,7 +81,7 @@ PRESETS: dict[str, tuple[ImageETConfig, ImageTaskConfig, TrainConfig]] = {
                       ImageTaskConfig(data="natural", eval_size=500, final_eval_size=2000),
                       TrainConfig(steps=59460, batch_size=32, lr=1e-3, eval_every=7432, log_every=1486)),
     # `natural_stack` with the two-weight memory in each block (31 hidden units: 34,997 parameters against 35,385),
-    # trained for the full budget: 230,000 steps took 5,262 CPU seconds of one core (about 90 minutes), beside the
+    # trained for the full budget (et-inpaint's model): 230,000 steps took 5,262 CPU seconds of one core (about 90 minutes), beside the
     # matched transformer's 277,000 steps (`matched_natural_two_weight`, 5,431 CPU seconds) on the other core
     "natural_two_weight": (ImageETConfig.natural(et=ETConfig(D=64, H=1, Y=16, M=31, memory="two_weight"), T=1, alpha=0.4,
                                                  start="harmonic", residual=True, blocks=4),

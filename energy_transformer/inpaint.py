@@ -203,8 +203,8 @@ FILL_LABELS = {"biharmonic": "biharmonic", "harmonic": "harmonic", "opencv_telea
                "opencv_navier_stokes": "OpenCV Navier-Stokes", "mean_fill": "mean fill"}
 
 # %% ../nbs/14_inpaint.ipynb #inppc003
-CLASSICAL_WEIGHT = 0.8  # the biharmonic fill's weight in the blend with natural_warm that did best on the validation photos
-INPAINT_MODEL = "natural_warm"  # et-inpaint's model: the natural-photo ET started from the harmonic fill
+CLASSICAL_WEIGHT = 0.3  # the biharmonic fill's weight in the blend with INPAINT_MODEL that did best on the validation photos
+INPAINT_MODEL = "natural_two_weight"  # et-inpaint's model: four two-weight energy blocks started from the harmonic fill
 
 
 def blend_classical(r: dict,  # an `inpaint_photo` result (the model's own fill)
@@ -256,7 +256,7 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
                mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
                seed: int = 0,  # which patches are hidden
                mask: str = None,  # image file of the photo's size, light (> 50% grey) where to fill: hides those patches instead
-               checkpoint: str = None,  # a checkpoint file (default: the shipped natural_warm model)
+               checkpoint: str = None,  # a checkpoint file (default: the shipped natural_two_weight model)
                classical: float = 0,  # weight of a biharmonic fill blended into the output, in [0, 1] (0: the model's own)
                ):
     "Hide random patches of a photo (or those under a mask image) and fill them in with a trained image Energy Transformer."
