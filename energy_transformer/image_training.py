@@ -80,9 +80,9 @@ PRESETS: dict[str, tuple[ImageETConfig, ImageTaskConfig, TrainConfig]] = {
                                             residual=True, blocks=4),
                       ImageTaskConfig(data="natural", eval_size=500, final_eval_size=2000),
                       TrainConfig(steps=59460, batch_size=32, lr=1e-3, eval_every=7432, log_every=1486)),
-    # `natural_stack` with the two-weight memory in each block (31 hidden units: 34,997 parameters against 35,385),
-    # trained for the full budget (et-inpaint's model): 230,000 steps took 5,262 CPU seconds of one core (about 90 minutes), beside the
-    # matched transformer's 277,000 steps (`matched_natural_two_weight`, 5,431 CPU seconds) on the other core
+    # et-inpaint's model: `natural_stack` with the two-weight memory in each block (31 hidden units: 34,997 parameters
+    # against 35,385), trained for the full budget: 230,000 steps took 5,262 CPU seconds of one core (about 90 minutes),
+    # beside the matched transformer's 277,000 steps (`matched_natural_two_weight`, 5,431 CPU seconds) on the other core
     "natural_two_weight": (ImageETConfig.natural(et=ETConfig(D=64, H=1, Y=16, M=31, memory="two_weight"), T=1, alpha=0.4,
                                                  start="harmonic", residual=True, blocks=4),
                            ImageTaskConfig(data="natural", eval_size=500, final_eval_size=2000),
