@@ -12,7 +12,6 @@ import math
 import os
 import re
 import sys
-import time
 import timeit
 from dataclasses import replace
 from pathlib import Path
@@ -27,17 +26,18 @@ from . import language as lm
 from .checkpoint import checkpoint_dir, read_checkpoint
 from .checks import quiet_interrupts
 from .core import ETConfig, count_params
+from .counting import counting_baselines
 from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer
 from .pretrained import available_models, load_pretrained
-from .text import TEST_BOOKS, CharVocab, KneserNeyLM, UnigramLM, bits_per_char, kjv_splits, scored_windows, window_stream
+from .text import TEST_BOOKS, CharVocab, bits_per_char, kjv_splits, masked_windows, scored_windows, window_stream
 from .train import TrainConfig, fit, training_totals
 
 # %% auto #0
-__all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'DEPTH_BUCKETS', 'LANGUAGE_MODELS', 'lm_preset', 'masked_windows',
-           'kneser_ney_fill_bpc', 'lm_log_probs', 'lm_evaluator', 'fit_language_model', 'kjv_alphabet',
-           'train_language_model', 'to_alphabet', 'out_of_domain_text', 'language_quality', 'position_bits',
-           'bpc_by_position', 'context_gain', 'context_profile', 'blank_accuracy', 'generation_speed',
-           'masked_generation_speed', 'cached_generation_speed', 'load_language_model', 'et_generate']
+__all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'DEPTH_BUCKETS', 'LANGUAGE_MODELS', 'lm_preset', 'lm_log_probs',
+           'lm_evaluator', 'fit_language_model', 'kjv_alphabet', 'train_language_model', 'to_alphabet',
+           'out_of_domain_text', 'language_quality', 'position_bits', 'bpc_by_position', 'context_gain',
+           'context_profile', 'blank_accuracy', 'generation_speed', 'masked_generation_speed',
+           'cached_generation_speed', 'load_language_model', 'et_generate']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -91,23 +91,6 @@ LM_PRESETS = ("kjv_ar", "kjv_ar_transformer", "kjv_taylor", "kjv_taylor_transfor
               "tiny_ar", "tiny_mlm", "tiny_transformer")
 
 # %% ../nbs/09_language_training.ipynb #7a0597aa
-def masked_windows(ids: np.ndarray, # held-out text as ids
-                   N: int, # the model's context
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    "The masked models' test: consecutive windows of N ids, and a fixed mask hiding 15% of their positions (seed 0)"
-    starts = np.arange(0, len(ids) - N + 1, N)
-    targets = ids[starts[:, None] + np.arange(N)]
-    return targets, np.random.default_rng(0).random(targets.shape) < 0.15
-
-def kneser_ney_fill_bpc(kn: KneserNeyLM, # a fitted n-gram model
-                        vocab: CharVocab, # the masked models' alphabet
-                        text: str, # held-out text
-                        N: int, # the masked models' context
-                        ) -> float:
-    "Bits per hidden character of the n-gram fill (`KneserNeyLM.fill_log_probs`) on the masked models' windows and masks"
-    targets, score = masked_windows(vocab.encode(text), N)
-    return bits_per_char(np.concatenate([kn.fill_log_probs(vocab.decode(t), s) for t, s in zip(targets, score, strict=True)]))
-
 def lm_log_probs(text: str, # held-out text
                  model_config: LMConfig,
                  n_chars: int | None = None, # score only the first n characters (None: all)
@@ -234,24 +217,15 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
                      fill_context: int = 64, # the windows the n-gram fill is scored on (the masked models' N)
                      curve_chars: int = 60_000, # the first test characters, which the training runs' evaluations score
                     ) -> dict:
-    """Bits per character on the test books and on the texts of `OUT_OF_DOMAIN` (`out_of_domain`): each model, and unigram
-    and order-5 Kneser-Ney models fitted to the training books, left to right and filling masked windows from both sides;
-    an autoregressive model's bits by context depth on the test books (`context_profile`)"""
+    """Bits per character on the test books and on the texts of `OUT_OF_DOMAIN` (`out_of_domain`): each model, and the
+    counting models of `counting_baselines` (each chosen on the validation books); an autoregressive model's bits by
+    context depth on the test books (`context_profile`)"""
     splits = kjv_splits()
     test = splits["test"][:n_chars] if n_chars else splits["test"]
     chars = kjv_alphabet()
-    vocab = CharVocab(chars)
     ood = {name: out_of_domain_text(name, chars)[:n_chars] for name in OUT_OF_DOMAIN}
-    unigram = UnigramLM.fit(vocab.encode(splits["train"]), len(chars))
-    t = time.time(); kn = KneserNeyLM(splits["train"], order=5, alphabet=chars); kn_s = time.time() - t
-    rows = [dict(model="unigram", cls="UnigramLM", objective="ar", params=len(chars),
-                 bpc=unigram.bpc(vocab.encode(test)[1:]), steps=0, train_seconds=0.0,
-                 out_of_domain={k: unigram.bpc(vocab.encode(t)[1:]) for k, t in ood.items()}),
-            dict(model="kneser_ney_5", cls="KneserNeyLM", objective="ar", params=sum(len(c) for c in kn.count.values()),
-                 bpc=kn.bpc(test), steps=0, train_seconds=round(kn_s, 1), out_of_domain={k: kn.bpc(t) for k, t in ood.items()}),
-            dict(model="kneser_ney_5_fill", cls="KneserNeyLM", objective="mlm", params=sum(len(c) for c in kn.count.values()),
-                 bpc=kneser_ney_fill_bpc(kn, vocab, test, fill_context), steps=0, train_seconds=round(kn_s, 1),
-                 out_of_domain={k: kneser_ney_fill_bpc(kn, vocab, t, fill_context) for k, t in ood.items()})]
+    counting = counting_baselines({**splits, "test": test}, ood, chars, fill_context, curve_chars)
+    rows = counting["rows"]
     if bad := [n for n, m in models.items() if m.config.objective == "mlm" and m.config.N != fill_context]:
         raise ValueError(f"masked models {bad} have a context other than fill_context={fill_context}: not the same test")
     for name, m in models.items():
@@ -264,11 +238,8 @@ def language_quality(models: dict[str, eqx.Module], # name -> trained model
         if m.config.objective == "ar": rows[-1]["context"] = context_profile(m, test)  # bits by depth, same characters
     for r in rows:
         r.update(bpc=round(float(r["bpc"]), 4), out_of_domain={k: round(float(v), 4) for k, v in r["out_of_domain"].items()})
-    first = splits["test"][:curve_chars]  # the n-gram models on the training curves' test characters
-    curves = dict(chars=len(first), kneser_ney_5=round(kn.bpc(first), 4),
-                  kneser_ney_5_fill=round(kneser_ney_fill_bpc(kn, vocab, first, fill_context), 4))
     return dict(test_books=list(TEST_BOOKS), test_chars=len(test), out_of_domain_chars={k: len(t) for k, t in ood.items()},
-                curve_baselines=curves,
+                curve_baselines=counting["curve"], counting_tuning=counting["tuning"],
                 rows=rows,
                 note="masked models: bpc of 15% masked characters given both sides, not comparable with next-character bpc")
 

@@ -1,4 +1,4 @@
-"""The King James Bible as a character corpus split by books, and n-gram models that need no training.
+"""The King James Bible as a character corpus split by books, its alphabet, and the windows models read and are scored on.
 
 Docs: https://energy-transformer.github.io/energy_transformer/text.html.md"""
 
@@ -12,7 +12,6 @@ import math
 import re
 import shutil
 import subprocess
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ from .checks import check_ids, check_int
 
 # %% auto #0
 __all__ = ['KJV_COMMAND', 'KJV_INSTALL', 'VALID_BOOKS', 'TEST_BOOKS', 'read_kjv', 'kjv_splits', 'CharVocab', 'random_windows',
-           'window_stream', 'scored_windows', 'bits_per_char', 'UnigramLM', 'KneserNeyLM']
+           'window_stream', 'scored_windows', 'masked_windows', 'bits_per_char']
 
 # %% ../nbs/08_text.ipynb #b5bb795f
 KJV_COMMAND = ("bible", "-f", "gen1:1-rev22:21")  # every verse, Genesis 1:1 to Revelation 22:21, one per line
@@ -127,88 +126,17 @@ def scored_windows(ids: np.ndarray, # held-out text as ids
         done = s + length
     return win, score
 
+def masked_windows(ids: np.ndarray, # held-out text as ids
+                   N: int, # the model's context
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    "The masked models' test: consecutive windows of N ids, and a fixed mask hiding 15% of their positions (seed 0)"
+    starts = np.arange(0, len(ids) - N + 1, N)
+    targets = ids[starts[:, None] + np.arange(N)]
+    return targets, np.random.default_rng(0).random(targets.shape) < 0.15
+
 # %% ../nbs/08_text.ipynb #a4f02415
 def bits_per_char(logp: np.ndarray) -> float:
     "Mean -log2 p over characters, from natural-log probabilities"
     logp = np.asarray(logp, np.float64)
     if logp.size == 0: raise ValueError("no characters to score")
     return float(-logp.mean() / math.log(2))
-
-@dataclass(frozen=True)
-class UnigramLM:
-    "Character frequencies with add-one smoothing: the floor any model must beat"
-    logp: np.ndarray # (V,) natural-log probabilities
-
-    @classmethod
-    def fit(cls, ids: np.ndarray, V: int) -> UnigramLM:
-        "Add-one smoothed character frequencies of `ids` over V symbols"
-        c = np.bincount(ids, minlength=V) + 1.0
-        return cls(np.log(c / c.sum()))
-
-    def bpc(self, ids: np.ndarray) -> float:
-        "Bits per character of `ids`, each character scored on its own"
-        return bits_per_char(self.logp[ids])
-
-# %% ../nbs/08_text.ipynb #76cd5b4e
-class KneserNeyLM:
-    """Interpolated Kneser-Ney n-gram model of characters (Chen & Goodman 1998), one discount per order:
-    p_n(w|h) = max(c(hw) - d_n, 0)/c(h.) + d_n N1+(h.)/c(h.) p_{n-1}(w|h'), raw counts at the top order and
-    continuation counts N1+(.hw) below, interpolated down to the uniform distribution over V symbols;
-    d_n = n1/(n1 + 2 n2) from the numbers of n-grams seen once and twice"""
-    def __init__(self, text: str, # training text
-                 order: int = 5, # n: the longest context is n-1 characters
-                 alphabet: str | None = None): # all symbols that may be scored (default: those of `text`)
-        if not (isinstance(order, int) and order >= 1): raise ValueError(f"order must be an int >= 1, got {order!r}")
-        self.symbols = "".join(sorted(set(alphabet if alphabet is not None else text)))
-        self.order, self.V = order, len(self.symbols)
-        self.count, self.ctx, self.follow, self.d = {}, {}, {}, {}
-        grams = Counter(text[i:i + order] for i in range(len(text) - order + 1))
-        for n in range(order, 0, -1):  # counts of order n: raw at the top, continuation counts below
-            self.count[n] = grams
-            ctx, follow = Counter(), Counter()
-            for g, c in grams.items(): ctx[g[:-1]] += c; follow[g[:-1]] += 1
-            self.ctx[n], self.follow[n] = ctx, follow
-            n1, n2 = sum(c == 1 for c in grams.values()), sum(c == 2 for c in grams.values())
-            self.d[n] = n1 / (n1 + 2 * n2) if n1 else 0.5  # no singletons at this order: half the count of each
-            grams = Counter(g[1:] for g in grams)  # N1+(. w): distinct left extensions
-
-    def prob(self, history: str, w: str) -> float:
-        "p(w | the last n-1 characters of `history`)"
-        p = 1.0 / self.V
-        for n in range(1, self.order + 1):
-            h = history[len(history) - n + 1:] if n > 1 else ""
-            if n > 1 and len(history) < n - 1: break
-            c_h = self.ctx[n].get(h, 0)
-            if c_h == 0: continue  # unseen context: keep the lower-order estimate
-            d = self.d[n]
-            p = max(self.count[n].get(h + w, 0) - d, 0.0) / c_h + d * self.follow[n][h] / c_h * p
-        return p
-
-    def log_probs(self, text: str) -> np.ndarray:
-        "log p of every character of `text` after the first, each predicted from up to n-1 preceding ones"
-        return np.log([self.prob(text[max(0, i - self.order + 1):i], text[i]) for i in range(1, len(text))])
-
-    def bpc(self, text: str) -> float:
-        "Bits per character on `text`, every character after the first predicted from up to n-1 preceding ones"
-        return bits_per_char(self.log_probs(text))
-
-    def fill_log_probs(self, text: str, # a window of text; its hidden characters are only read to be scored
-                       hidden: Sequence[bool], # one flag per character of `text`: True = hidden
-                       ) -> np.ndarray:
-        "log p(text[i] | the visible characters on both sides) at each hidden i, by Bayes' rule (3); contexts stop at hidden ones"
-        hidden = np.asarray(hidden)
-        if hidden.dtype != bool or hidden.shape != (len(text),):
-            raise ValueError(f"hidden must be {len(text)} booleans (one per character), got {hidden.dtype} {hidden.shape}")
-        if unknown := set(text) - set(self.symbols): raise ValueError(f"characters outside the alphabet: {sorted(unknown)}")
-        n1, out = self.order - 1, []
-        for i in np.flatnonzero(hidden):
-            lo = i
-            while lo > max(0, i - n1) and not hidden[lo - 1]: lo -= 1  # the visible characters just left of i
-            hi = i + 1
-            while hi < min(len(text), i + 1 + n1) and not hidden[hi]: hi += 1  # those right of i whose context holds it
-            left, right = text[lo:i], text[i + 1:hi]
-            scores = np.array([math.log(self.prob(left, w)) + sum(math.log(self.prob(left + w + right[:j], right[j]))
-                                                                  for j in range(len(right))) for w in self.symbols])
-            top = scores.max()
-            out.append(scores[self.symbols.index(text[i])] - top - math.log(np.exp(scores - top).sum()))
-        return np.array(out)
