@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import time
 import warnings
 
 import equinox as eqx
@@ -23,9 +24,10 @@ from .patches import Patcher, random_masks
 from .train import trainable
 
 # %% auto #0
-__all__ = ['OPENCV_METHODS', 'CLASSICAL_FILLS', 'masked_mse', 'psnr', 'mean_fill', 'biharmonic_fill', 'harmonic_solve',
-           'harmonic_fill', 'opencv_fill', 'available_fills', 'baseline_mse', 'predict_images', 'eval_set',
-           'image_errors', 'evaluate', 'baselines', 'paired_ratio', 'quality_table', 'table_markdown']
+__all__ = ['OPENCV_METHODS', 'FSR_METHODS', 'FSR_BEST_PIXELS', 'CLASSICAL_FILLS', 'masked_mse', 'psnr', 'mean_fill',
+           'biharmonic_fill', 'harmonic_solve', 'harmonic_fill', 'opencv_fill', 'fsr_fill', 'available_fills',
+           'baseline_mse', 'predict_images', 'eval_set', 'image_errors', 'evaluate', 'baselines', 'paired_ratio',
+           'quality_table', 'table_markdown']
 
 # %% ../nbs/12_evaluate.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
@@ -147,7 +149,7 @@ def opencv_fill(image: np.ndarray,  # C x Hpx x Wpx
     try:
         import cv2  # a development dependency, loaded when asked for
     except ImportError:
-        raise ImportError("OpenCV's fills need `pip install opencv-python-headless`") from None
+        raise ImportError("OpenCV's fills need `pip install opencv-contrib-python-headless`") from None
     if method not in OPENCV_METHODS: raise ValueError(f"method must be one of {OPENCV_METHODS}, got {method!r}")
     check_int("opencv_fill", "radius", radius, 1)
     image, pixel_mask = _check_fill(image, pixel_mask)
@@ -157,17 +159,58 @@ def opencv_fill(image: np.ndarray,  # C x Hpx x Wpx
     out = np.stack([cv2.inpaint(ch, m, radius, flag) for ch in u16]).astype(np.float32) / 65535
     return np.where(pixel_mask, out, image).astype(np.float32)
 
+# %% ../nbs/12_evaluate.ipynb #fsr002
+FSR_METHODS = ("fast", "best")
+FSR_BEST_PIXELS = 300_000  # the largest photo the whole-photo tables fill with FSR's best mode (minutes of CPU per photo)
+
+
+@functools.cache
+def _has_xphoto() -> bool:
+    "Whether OpenCV with its contrib module xphoto (FSR) is installed"
+    if importlib.util.find_spec("cv2") is None: return False
+    import cv2
+    return hasattr(cv2, "xphoto")
+
+
+def fsr_fill(image: np.ndarray,  # C x Hpx x Wpx
+             pixel_mask: np.ndarray,  # Hpx x Wpx, True = unknown
+             method: str = "fast",  # "fast" or "best" (slower: it tries more basis functions per block)
+             ) -> np.ndarray:
+    """Unknown pixels filled by frequency-selective reconstruction (OpenCV contrib's `cv2.xphoto.inpaint`) on 8-bit pixels,
+    FSR's own precision: a 3-channel image as one colour image, any other each channel alone"""
+    if method not in FSR_METHODS: raise ValueError(f"method must be one of {FSR_METHODS}, got {method!r}")
+    if not _has_xphoto():
+        raise ImportError("FSR needs OpenCV's contrib modules: `pip install opencv-contrib-python-headless` (in place of "
+                          "opencv-python-headless: the two packages must not be installed together)")
+    import cv2
+    image, pixel_mask = _check_fill(image, pixel_mask)
+    if not (~pixel_mask).any(): return mean_fill(image, pixel_mask)
+    flag = cv2.xphoto.INPAINT_FSR_FAST if method == "fast" else cv2.xphoto.INPAINT_FSR_BEST
+    known = (~pixel_mask).astype(np.uint8)  # non-zero = known: the opposite of cv2.inpaint's mask
+    u8 = np.round(np.clip(image, 0, 1) * 255).astype(np.uint8)
+
+    def run(src):  # a C-contiguous 8-bit array, written in place (any other would be copied and the copy written)
+        src = np.ascontiguousarray(src); dst = np.zeros_like(src)
+        cv2.xphoto.inpaint(src, known, dst, flag)
+        return dst
+    if image.shape[0] == 3: out = run(u8[::-1].transpose(1, 2, 0))[..., ::-1].transpose(2, 0, 1)  # RGB, passed as BGR
+    else: out = np.stack([run(ch) for ch in u8])
+    return np.where(pixel_mask, out.astype(np.float32) / 255, image).astype(np.float32)  # known pixels kept exactly
+
+
 # %% ../nbs/12_evaluate.ipynb #harm002c
 CLASSICAL_FILLS = {  # name -> fill(image, pixel_mask): the classical fills the quality tables can compare with
     "mean_fill": mean_fill, "biharmonic": biharmonic_fill, "harmonic": harmonic_fill,
     "opencv_telea": functools.partial(opencv_fill, method="telea"),
-    "opencv_navier_stokes": functools.partial(opencv_fill, method="navier-stokes")}
+    "opencv_navier_stokes": functools.partial(opencv_fill, method="navier-stokes"),
+    "fsr_fast": functools.partial(fsr_fill, method="fast"), "fsr_best": functools.partial(fsr_fill, method="best")}
 
 
 def available_fills() -> tuple[str, ...]:
-    "The names of `CLASSICAL_FILLS` that run here: OpenCV's only where it is installed (a development dependency)"
+    "The names of `CLASSICAL_FILLS` that run here: OpenCV's only where it is installed, FSR where its contrib module is too"
     opencv = importlib.util.find_spec("cv2") is not None
-    return tuple(k for k in CLASSICAL_FILLS if opencv or not k.startswith("opencv"))
+    return tuple(k for k in CLASSICAL_FILLS
+                 if (opencv or not k.startswith("opencv")) and (not k.startswith("fsr") or _has_xphoto()))
 
 
 def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
@@ -183,6 +226,8 @@ def baseline_mse(images: np.ndarray,  # B x C x Hpx x Wpx
         filled = np.stack([CLASSICAL_FILLS[name](im, m) for im, m in zip(images, pm, strict=False)])
         out[name] = masked_mse(patcher.tokenify(filled), target, mask)
     return out
+
+
 
 # %% ../nbs/12_evaluate.ipynb #evalhlp1
 @eqx.filter_jit
@@ -244,10 +289,17 @@ def baselines(images: np.ndarray,  # n x C x Hpx x Wpx
               mask: np.ndarray,  # n x N, True = hidden patch
               patcher: Patcher,  # the images' patch grid
               fills: tuple[str, ...] = ("mean_fill", "biharmonic"),  # names in `CLASSICAL_FILLS`
+              times: bool = False,  # also the CPU seconds each fill takes per image (`cpu_s`)
               ) -> dict:
-    "The same metrics for classical fills (by default the mean-of-visible fill and biharmonic inpainting)."
-    return {k: {"mse": float(v.mean()), "psnr": float(psnr(v).mean())}
-            for k, v in baseline_mse(images, mask, patcher, fills).items()}
+    """The same metrics for classical fills (by default the mean-of-visible fill and biharmonic inpainting), and with `times`
+    the CPU seconds each fill takes per image (`cpu_s`: this process, all its threads; compilation not counted)"""
+    if times and "harmonic" in fills: harmonic_fill(images[0], patcher.pixel_mask(np.asarray(mask[0], bool)))  # compiled
+    out = {}
+    for k in fills:
+        t = time.process_time(); v = baseline_mse(images, mask, patcher, (k,))[k]
+        out[k] = {"mse": float(v.mean()), "psnr": float(psnr(v).mean())}
+        if times: out[k]["cpu_s"] = (time.process_time() - t) / len(images)
+    return out
 
 # %% ../nbs/12_evaluate.ipynb #evalpr02
 def paired_ratio(a: np.ndarray,  # per-image errors of one method (e.g. `image_errors`)
@@ -285,7 +337,7 @@ def quality_table(models: dict,  # name -> image model (all on the same patch gr
                   steps: dict | None = None,  # name -> training steps, recorded in the result
                   fills: tuple[str, ...] = ("mean_fill", "biharmonic"),  # classical fills (names in `CLASSICAL_FILLS`)
                   ) -> dict:
-    "Masked-patch MSE and PSNR of the models and of classical fills on the same images and masks."
+    "Masked-patch MSE and PSNR of the models and of classical fills on the same images and masks (and each fill's CPU seconds)"
     pt = next(iter(models.values())).patcher
     out = dict(data=data, n_images=min(n, len(test)), ratios=list(ratios),
                params={k: count_params(eqx.filter(m, trainable(m))) for k, m in models.items()}, steps=steps or {}, rows=[])
@@ -293,22 +345,25 @@ def quality_table(models: dict,  # name -> image model (all on the same patch gr
         x, mask = eval_set(test, pt.N, n, r, seed)
         row = dict(mask_ratio=r, n_masked=int(mask[0].sum()))
         for k, m in models.items(): row[k] = evaluate(m, x, mask)
-        row.update(baselines(x, mask, pt, fills))
+        row.update(baselines(x, mask, pt, fills, times=True))
         out["rows"].append(row)
     return out
 
 
 def table_markdown(q: dict,  # a `quality_table` result
                    ) -> str:
-    "The table as Markdown: one row per method and mask ratio, MSE, PSNR and trained parameters."
+    "The table as Markdown: one row per method and mask ratio, MSE, PSNR, trained parameters and a fill's CPU time per image"
     names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)", "harmonic": "harmonic (Laplace)",
-             "opencv_telea": "OpenCV Telea", "opencv_navier_stokes": "OpenCV Navier-Stokes"}
-    lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) |", "|---|---|---:|---:|---:|---:|"]
+             "opencv_telea": "OpenCV Telea", "opencv_navier_stokes": "OpenCV Navier-Stokes", "fsr_fast": "FSR fast (OpenCV)",
+             "fsr_best": "FSR best (OpenCV)"}
+    lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) | CPU ms per image |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for row in q["rows"]:
         for k, v in row.items():
             if not isinstance(v, dict): continue
             params = f"{q['params'][k]:,}" if k in q["params"] else "0"
             steps = q.get("steps", {}).get(k) or "-"
+            cpu = f"{v['cpu_s'] * 1000:.2f}" if "cpu_s" in v else "-"  # a classical fill's
             lines.append(f"| {row['mask_ratio']:.0%} | {names.get(k, k)} | {params} | {steps} | {v['mse']:.5f} "
-                         f"| {v['psnr']:.2f} |")
+                         f"| {v['psnr']:.2f} | {cpu} |")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import LimitError, as_unit_images, check_int, check_output_file, check_pixels, check_real, quiet_interrupts
-from .evaluate import CLASSICAL_FILLS, available_fills, biharmonic_fill, harmonic_fill, masked_mse
+from .evaluate import CLASSICAL_FILLS, FSR_BEST_PIXELS, available_fills, biharmonic_fill, harmonic_fill, masked_mse
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
@@ -192,15 +193,24 @@ def _scorer(r: dict):
 
 
 def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical` one); fills it holds are reused
+                    fsr_best: bool = False,  # also FSR's best mode, on a photo of at most `FSR_BEST_PIXELS` pixels (minutes)
                     ) -> dict[str, float]:
-    "Masked MSE of classical fills of the same photo and mask: biharmonic, harmonic, OpenCV's two (when installed), mean"
+    """Masked MSE of classical fills of the same photo and mask: biharmonic, harmonic, OpenCV's Telea and Navier-Stokes
+    and FSR where installed, mean"""
     pm, score = _scorer(r)
     fill = lambda k: r[k] if k in r else CLASSICAL_FILLS[k](r["original"], pm)  # a fill the result holds is reused
-    return {label: score(fill(k)) for k, label in FILL_LABELS.items() if k in available_fills()}
+    return {FILL_LABELS[k]: score(fill(k)) for k in _fills_for(r, fsr_best)}
 
 
 FILL_LABELS = {"biharmonic": "biharmonic", "harmonic": "harmonic", "opencv_telea": "OpenCV Telea",  # printed in this order
-               "opencv_navier_stokes": "OpenCV Navier-Stokes", "mean_fill": "mean fill"}
+               "opencv_navier_stokes": "OpenCV Navier-Stokes", "fsr_fast": "FSR fast", "fsr_best": "FSR best",
+               "mean_fill": "mean fill"}
+
+
+def _fills_for(r: dict, fsr_best: bool) -> list[str]:
+    "The classical fills (keys of `FILL_LABELS`, in its order) to compare with on this result's photo"
+    small = r["original"].shape[1] * r["original"].shape[2] <= FSR_BEST_PIXELS
+    return [k for k in FILL_LABELS if k in available_fills() and (k != "fsr_best" or fsr_best and small)]
 
 # %% ../nbs/14_inpaint.ipynb #inppc003
 CLASSICAL_WEIGHT = 0.3  # the biharmonic fill's weight in the blend with INPAINT_MODEL that did best on the validation photos
@@ -294,16 +304,31 @@ def photo_quality(models: dict[str, eqx.Module],  # name -> image model
                   seeds: tuple[int, ...] = (0, 1),  # one random mask per seed
                   mask_ratio: float = 0.5,  # fraction of the patches hidden
                   classical: float | None = None,  # also each model blended with the biharmonic fill at this weight
+                  fsr_best: bool = True,  # also FSR's best mode on photos of at most `FSR_BEST_PIXELS` pixels (minutes each)
                   ) -> list[dict]:
-    "Whole-photo masked MSE of each model (`inpaint_photo`) and of the classical fills, one row per photo and seed"
+    """Whole-photo masked MSE of each model (`inpaint_photo`) and of the classical fills, one row per photo and seed, with
+    the CPU seconds each took (`cpu_s`: this process, all its threads; compilation not counted)"""
     rows = []
+    for m in models.values():  # compile each model's window program once, before anything is timed
+        C, h, w = m.patcher.image_shape
+        inpaint_photo(m, np.full((C, h, w), 0.5, np.float32), mask_ratio)
     for name, photo in photos.items():
         for s in seeds:
-            res = {k: inpaint_photo(m, photo, mask_ratio, s) for k, m in models.items()}
+            p = next(iter(models.values())).patcher.p
+            crop = np.asarray(photo, np.float32)[:, :np.shape(photo)[1] // p * p, :np.shape(photo)[2] // p * p]
+            one = np.zeros(crop.shape[1:], bool); one[0, 0] = True
+            harmonic_fill(crop, one)  # the harmonic fill compiled for this photo's size: not counted below
+            res, cpu = {}, {}
+            for k, m in models.items():
+                t = time.process_time(); res[k] = inpaint_photo(m, photo, mask_ratio, s); cpu[k] = time.process_time() - t
             first = next(iter(res.values()))
-            bih = biharmonic_fill(first["original"], _scorer(first)[0])  # once per photo and mask
-            blends = {} if classical is None else {f"{k} + biharmonic": blend_classical(r, classical, bih)["mse"]
+            pm, score = _scorer(first)
+            fills = {}
+            for k in _fills_for(first, fsr_best):
+                t = time.process_time(); fills[k] = CLASSICAL_FILLS[k](first["original"], pm)
+                cpu[FILL_LABELS[k]] = time.process_time() - t
+            blends = {} if classical is None else {f"{k} + biharmonic": blend_classical(r, classical, fills["biharmonic"])["mse"]
                                                    for k, r in res.items()}
             rows.append(dict(photo=name, seed=s, **{k: r["mse"] for k, r in res.items()}, **blends,
-                             **classical_fills(dict(first, biharmonic=bih))))
+                             **{FILL_LABELS[k]: score(v) for k, v in fills.items()}, cpu_s=cpu))
     return rows

