@@ -20,8 +20,8 @@ import numpy as np
 from .checks import check_ids, check_int
 
 # %% auto #0
-__all__ = ['KJV_COMMAND', 'KJV_INSTALL', 'VALID_BOOKS', 'TEST_BOOKS', 'read_kjv', 'kjv_splits', 'CharVocab', 'random_windows',
-           'window_stream', 'scored_windows', 'masked_windows', 'bits_per_char']
+__all__ = ['KJV_COMMAND', 'KJV_INSTALL', 'VALID_BOOKS', 'TEST_BOOKS', 'read_kjv', 'kjv_splits', 'kjv_books', 'CharVocab',
+           'random_windows', 'window_stream', 'scored_windows', 'masked_windows', 'bits_per_char']
 
 # %% ../nbs/08_text.ipynb #b5bb795f
 KJV_COMMAND = ("bible", "-f", "gen1:1-rev22:21")  # every verse, Genesis 1:1 to Revelation 22:21, one per line
@@ -47,6 +47,15 @@ def kjv_splits() -> dict[str, str]:
     for book, text in read_kjv():
         parts["valid" if book in VALID_BOOKS else "test" if book in TEST_BOOKS else "train"].append(text)
     return {k: "\n".join(v) + "\n" for k, v in parts.items()}
+
+def kjv_books(books: Sequence[str], # book names as in VALID_BOOKS and TEST_BOOKS
+             ) -> dict[str, str]:
+    "The text of each book, its verses joined by newlines as in `kjv_splits` (a split is its books' texts in order)"
+    found = {}
+    for book, text in read_kjv():
+        if book in books: found.setdefault(book, []).append(text)
+    if missing := [b for b in books if b not in found]: raise ValueError(f"unknown books {missing}; names as in TEST_BOOKS")
+    return {b: "\n".join(found[b]) + "\n" for b in books}
 
 # %% ../nbs/08_text.ipynb #c8c6ea3b
 @dataclass(frozen=True)

@@ -1,0 +1,40 @@
+#!/usr/bin/env python
+"""The shipped causal models read with dynamic evaluation, into the shipped table.
+
+    python benchmarks/dynamic_evaluation.py [--models kjv_ar kjv_ar_transformer]
+
+For each model (`dynamic.dynamic_quality`): the step and the pull of dynamic evaluation chosen on the validation books
+(every pair of `dynamic.DYNAMIC_GRID`, each book read from the trained weights), then bits per character on the test
+books and the out-of-domain texts, static and dynamic, with the CPU seconds per character of each. Writes the section
+`dynamic` of energy_transformer/checkpoints/language_quality.json (other models' entries are kept).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from energy_transformer.checkpoint import checkpoint_dir
+from energy_transformer.dynamic import dynamic_quality
+from energy_transformer.pretrained import load_pretrained
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", nargs="+", default=["kjv_ar", "kjv_ar_transformer"])
+    args = ap.parse_args()
+    path = checkpoint_dir() / "language_quality.json"
+    start = time.process_time()
+    result = dynamic_quality({name: load_pretrained(name) for name in args.models})
+    quality = json.loads(path.read_text())
+    quality["dynamic"] = {**quality.get("dynamic", {}), **result}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(quality, indent=1) + "\n"); tmp.replace(path)
+    for name, r in result.items():
+        print(f"{name}: lr {r['lr']:g} decay {r['decay']:g}; " + "; ".join(
+            f"{k} {r[k]['static']:.4f} -> {r[k]['dynamic']:.4f}" for k in ("test", "gpl3", "literature")))
+    print(f"{time.process_time() - start:,.0f} CPU s")
+
+
+if __name__ == "__main__":
+    main()
