@@ -18,7 +18,7 @@ import numpy as np
 from .checks import check_int, check_real
 from .language import AbstractCharLM
 from .language_training import OUT_OF_DOMAIN, kjv_alphabet, out_of_domain_text
-from .text import TEST_BOOKS, VALID_BOOKS, bits_per_char, kjv_books, kjv_splits, random_windows, scored_windows
+from .text import TEST_BOOKS, VALID_BOOKS, CharVocab, bits_per_char, kjv_books, kjv_splits, random_windows, scored_windows
 
 # %% auto #0
 __all__ = ['DYNAMIC_GRID', 'gradient_rms', 'dynamic_log_probs', 'dynamic_bpc', 'dynamic_quality']
