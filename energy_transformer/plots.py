@@ -19,7 +19,7 @@ from matplotlib.animation import FuncAnimation, PillowWriter
 from .image import ImageEnergyTransformer, decode_memories, descent_frames
 
 # %% auto #0
-__all__ = ['plot_energy_terms', 'plot_step_times', 'animate_descent', 'show_memories', 'show_markdown']
+__all__ = ['plot_energy_terms', 'plot_step_times', 'animate_descent', 'show_memories', 'show_markdown', 'draw_et_block']
 
 # %% ../nbs/19_plots.ipynb #6d606262
 def plot_energy_terms(trajs: dict, # label -> Trajectory
@@ -108,3 +108,26 @@ def show_markdown(text: str, # Markdown, e.g. a table: a header row, a `|---|` r
     shell = ipython.get_ipython() if ipython else None
     if shell is None or type(shell).__name__ == "TerminalInteractiveShell": print(text)
     else: ipython.display.display(ipython.display.Markdown(text))
+
+# %% ../nbs/19_plots.ipynb #etdiag02
+def draw_et_block(ax=None, # a matplotlib axes (created when None)
+                 ):
+    "The Energy Transformer block: tokens, their energy layer norm, the attention and Hopfield energies, the descent step"
+    if ax is None: _, ax = plt.subplots(figsize=(9, 3.2), constrained_layout=True)
+    ax.set_xlim(0, 1); ax.set_ylim(0.05, 1); ax.axis("off")
+    boxes = [(0.08, 0.6, "tokens\n$x \\in \\mathbb{R}^{N \\times D}$", "#e8eef7"),
+             (0.29, 0.6, "energy layer norm\n$g = \\mathrm{LN}(x)$", "#e8eef7"),
+             (0.52, 0.86, "attention energy $E^{\\mathrm{ATT}}(g)$\ntokens attend to tokens", "#fde9d9"),
+             (0.52, 0.34, "Hopfield energy $E^{\\mathrm{HN}}(g)$\neach token to $M$ memories", "#e2f0d9"),
+             (0.745, 0.6, "$E = E^{\\mathrm{ATT}} + E^{\\mathrm{HN}}$", "#f2f2f2"),
+             (0.925, 0.6, "descent step\n$x \\leftarrow x - \\alpha\\, \\partial E / \\partial g$", "#fff2cc")]
+    for x, y, text, colour in boxes:
+        ax.text(x, y, text, ha="center", va="center", fontsize=10, linespacing=1.5, zorder=1,
+                bbox=dict(boxstyle="round,pad=0.5", fc=colour, ec="0.3"))
+    arrows = [((0.135, 0.6), (0.2, 0.6)), ((0.35, 0.68), (0.42, 0.8)), ((0.35, 0.52), (0.42, 0.4)),
+              ((0.62, 0.8), (0.69, 0.66)), ((0.62, 0.4), (0.69, 0.54)), ((0.805, 0.6), (0.855, 0.6))]
+    for a, b in arrows: ax.annotate("", b, a, arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.2), zorder=2)
+    ax.annotate("", (0.08, 0.48), (0.925, 0.48), zorder=2,
+                arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.2, connectionstyle="arc3,rad=-0.3"))
+    ax.text(0.5, 0.17, "repeat $T$ times: every step lowers $E$", ha="center", fontsize=10, style="italic")
+    return ax
