@@ -177,7 +177,8 @@ def fsr_fill(image: np.ndarray,  # C x Hpx x Wpx
              method: str = "fast",  # "fast" or "best" (slower: it tries more basis functions per block)
              ) -> np.ndarray:
     """Unknown pixels filled by frequency-selective reconstruction (OpenCV contrib's `cv2.xphoto.inpaint`) on 8-bit pixels,
-    FSR's own precision: a 3-channel image as one colour image, any other each channel alone"""
+    FSR's own precision: a 3-channel colour image as one colour image, a grey one (three equal channels) and any other
+    channel by channel"""
     if method not in FSR_METHODS: raise ValueError(f"method must be one of {FSR_METHODS}, got {method!r}")
     if not _has_xphoto():
         raise ImportError("FSR needs OpenCV's contrib modules: `pip install opencv-contrib-python-headless` (in place of "
@@ -193,7 +194,9 @@ def fsr_fill(image: np.ndarray,  # C x Hpx x Wpx
         src = np.ascontiguousarray(src); dst = np.zeros_like(src)
         cv2.xphoto.inpaint(src, known, dst, flag)
         return dst
-    if image.shape[0] == 3: out = run(u8[::-1].transpose(1, 2, 0))[..., ::-1].transpose(2, 0, 1)  # RGB, passed as BGR
+    grey = image.shape[0] == 3 and (u8[0] == u8[1]).all() and (u8[1] == u8[2]).all()
+    if grey: out = np.repeat(run(u8[0])[None], 3, 0)  # as a colour image its fill can be far worse (a measured 8 times)
+    elif image.shape[0] == 3: out = run(u8[::-1].transpose(1, 2, 0))[..., ::-1].transpose(2, 0, 1)  # RGB, passed as BGR
     else: out = np.stack([run(ch) for ch in u8])
     return np.where(pixel_mask, out.astype(np.float32) / 255, image).astype(np.float32)  # known pixels kept exactly
 

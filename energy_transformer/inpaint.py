@@ -30,7 +30,7 @@ from .patches import Patcher, mask_count
 # %% auto #0
 __all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'region_patches', 'inpaint_photo',
            'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side', 'unlike_training',
-           'et_inpaint', 'photo_quality']
+           'et_inpaint', 'photo_quality', 'region_masks', 'region_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -194,11 +194,17 @@ def _scorer(r: dict):
 
 def classical_fills(r: dict,  # an `inpaint_photo` result (or a `blend_classical` one); fills it holds are reused
                     fsr_best: bool = False,  # also FSR's best mode, on a photo of at most `FSR_BEST_PIXELS` pixels (minutes)
+                    seconds: dict | None = None,  # if given, gets the CPU seconds of each fill computed here (not reused)
                     ) -> dict[str, float]:
     """Masked MSE of classical fills of the same photo and mask: biharmonic, harmonic, OpenCV's Telea and Navier-Stokes
     and FSR where installed, mean"""
     pm, score = _scorer(r)
-    fill = lambda k: r[k] if k in r else CLASSICAL_FILLS[k](r["original"], pm)  # a fill the result holds is reused
+
+    def fill(k):
+        if k in r: return r[k]  # a fill the result holds is reused
+        t = time.process_time(); out = CLASSICAL_FILLS[k](r["original"], pm)
+        if seconds is not None: seconds[FILL_LABELS[k]] = time.process_time() - t
+        return out
     return {FILL_LABELS[k]: score(fill(k)) for k in _fills_for(r, fsr_best)}
 
 
@@ -282,12 +288,13 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
         if region is not None and region.shape != image.shape[1:]:
             raise ValueError(f"--mask {mask} is {region.shape[0]} x {region.shape[1]} pixels but the photo is "
                              f"{image.shape[1]} x {image.shape[2]}")
-        r = inpaint_photo(model, image, mask_ratio, seed, region=region)
+        t = time.process_time(); r = inpaint_photo(model, image, mask_ratio, seed, region=region); own_s = time.process_time() - t
         r = blend_classical(r, classical) if classical else r
         Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
     except (ValueError, FileNotFoundError, OSError) as e:
         print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
-    fills = classical_fills(r)
+    secs = {}  # each classical fill's CPU seconds
+    fills = classical_fills(r, seconds=secs)
     if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
     start = "the MASK token" if model.config.start == "mask" else f"the {model.config.start} fill"
     own = f"the Energy Transformer {Path(checkpoint).stem if checkpoint else INPAINT_MODEL}, started from {start}"
@@ -295,8 +302,9 @@ def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapi
            if classical else f"{own}: its own fill")
     under = "" if mask is None else f" (those under {mask})"
     print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden{under}, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}) · classical fills: "
-          + " · ".join(f"{k} {v:.5f}" for k, v in fills.items()) + f" ({r['windows']} windows)")
+          f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}; {own_s:.1f} CPU s with its start "
+          f"and {r['windows']} windows) · classical fills (CPU s): "
+          + " · ".join(f"{k} {v:.5f}" + (f" ({secs[k]:.1f} s)" if k in secs else "") for k, v in fills.items()))
 
 # %% ../nbs/14_inpaint.ipynb #inp020
 def photo_quality(models: dict[str, eqx.Module],  # name -> image model
@@ -308,27 +316,85 @@ def photo_quality(models: dict[str, eqx.Module],  # name -> image model
                   ) -> list[dict]:
     """Whole-photo masked MSE of each model (`inpaint_photo`) and of the classical fills, one row per photo and seed, with
     the CPU seconds each took (`cpu_s`: this process, all its threads; compilation not counted)"""
+    _compile(models)
     rows = []
-    for m in models.values():  # compile each model's window program once, before anything is timed
-        C, h, w = m.patcher.image_shape
-        inpaint_photo(m, np.full((C, h, w), 0.5, np.float32), mask_ratio)
     for name, photo in photos.items():
         for s in seeds:
-            p = next(iter(models.values())).patcher.p
-            crop = np.asarray(photo, np.float32)[:, :np.shape(photo)[1] // p * p, :np.shape(photo)[2] // p * p]
-            one = np.zeros(crop.shape[1:], bool); one[0, 0] = True
-            harmonic_fill(crop, one)  # the harmonic fill compiled for this photo's size: not counted below
-            res, cpu = {}, {}
-            for k, m in models.items():
-                t = time.process_time(); res[k] = inpaint_photo(m, photo, mask_ratio, s); cpu[k] = time.process_time() - t
-            first = next(iter(res.values()))
-            pm, score = _scorer(first)
-            fills = {}
-            for k in _fills_for(first, fsr_best):
-                t = time.process_time(); fills[k] = CLASSICAL_FILLS[k](first["original"], pm)
-                cpu[FILL_LABELS[k]] = time.process_time() - t
+            res, fills, cpu = _timed_fills(models, photo, fsr_best, mask_ratio=mask_ratio, seed=s)
             blends = {} if classical is None else {f"{k} + biharmonic": blend_classical(r, classical, fills["biharmonic"])["mse"]
                                                    for k, r in res.items()}
+            score = _scorer(next(iter(res.values())))[1]
             rows.append(dict(photo=name, seed=s, **{k: r["mse"] for k, r in res.items()}, **blends,
                              **{FILL_LABELS[k]: score(v) for k, v in fills.items()}, cpu_s=cpu))
     return rows
+
+
+def _compile(models):
+    "Compile each model's window program once, before anything is timed"
+    for m in models.values():
+        C, h, w = m.patcher.image_shape
+        inpaint_photo(m, np.full((C, h, w), 0.5, np.float32), 0.5)
+
+
+def _timed_fills(models, photo, fsr_best, **hide):
+    "Each model's `inpaint_photo` result and each classical fill of the same patches, with the CPU seconds of each"
+    p = next(iter(models.values())).patcher.p
+    crop = np.asarray(photo, np.float32)[:, :np.shape(photo)[1] // p * p, :np.shape(photo)[2] // p * p]
+    one = np.zeros(crop.shape[1:], bool); one[0, 0] = True
+    harmonic_fill(crop, one)  # the harmonic fill compiled for this photo's size: not counted below
+    res, cpu = {}, {}
+    for k, m in models.items():
+        t = time.process_time(); res[k] = inpaint_photo(m, photo, **hide); cpu[k] = time.process_time() - t
+    first = next(iter(res.values()))
+    pm, fills = _scorer(first)[0], {}
+    for k in _fills_for(first, fsr_best):
+        t = time.process_time(); fills[k] = CLASSICAL_FILLS[k](first["original"], pm)
+        cpu[FILL_LABELS[k]] = time.process_time() - t
+    return res, fills, cpu
+
+# %% ../nbs/14_inpaint.ipynb #inpreg11
+def region_masks(shape: tuple[int, int],  # the photo's H x W pixels
+                 seed: int = 0,  # where the holes go
+                 square: int = 48,  # side of the square hole, pixels
+                 width: int = 8,  # width of the brush stroke, pixels
+                 ) -> dict[str, np.ndarray]:
+    """Two holes a user might draw, as H x W booleans: `square` (a square) and `stroke` (a brush stroke: a slowly turning
+    path `width` pixels wide with about the square's pixels), both inside the photo and placed by `seed`"""
+    H, W = (check_int("region_masks", "shape", v) for v in shape)
+    check_int("region_masks", "square", square); check_int("region_masks", "width", width)
+    if min(H, W) < 2 * square:
+        raise ValueError(f"region_masks: the photo ({H} x {W}) must be at least twice the square ({square}) each way")
+    rng = np.random.default_rng([check_int("region_masks", "seed", seed, 0), H, W])
+    sq = np.zeros((H, W), bool); i, j = rng.integers(0, H - square + 1), rng.integers(0, W - square + 1)
+    sq[i:i + square, j:j + square] = True
+    yy, xx = np.mgrid[:H, :W]
+    stroke = np.zeros((H, W), bool)
+    y, x = rng.uniform(square / 2, H - square / 2), rng.uniform(square / 2, W - square / 2)
+    angle = rng.uniform(0, 2 * np.pi)
+    while stroke.sum() < square * square:
+        stroke |= (yy - y) ** 2 + (xx - x) ** 2 <= (width / 2) ** 2
+        angle += rng.normal(0, 0.25)
+        ny, nx = y + 2 * np.sin(angle), x + 2 * np.cos(angle)
+        if not (width <= ny <= H - width and width <= nx <= W - width): angle += np.pi; continue  # turn back at the edge
+        y, x = ny, nx
+    return dict(square=sq, stroke=stroke)
+
+
+def region_quality(models: dict[str, eqx.Module],  # name -> image model
+                   photos: dict[str, np.ndarray],  # name -> C x H x W photo in [0, 1]
+                   seed: int = 0,  # where `region_masks` puts the holes
+                   fsr_best: bool = True,  # also FSR's best mode (on photos of at most `FSR_BEST_PIXELS` pixels)
+                   ) -> list[dict]:
+    """Masked MSE of each model and each classical fill on the holes of `region_masks`, one row per photo and hole, with
+    the CPU seconds of each (`cpu_s`)"""
+    _compile(models)
+    rows = []
+    for name, photo in photos.items():
+        for kind, region in region_masks(np.shape(photo)[1:], seed).items():
+            res, fills, cpu = _timed_fills(models, photo, fsr_best, region=region)
+            first = next(iter(res.values()))
+            score = _scorer(first)[1]
+            rows.append(dict(photo=name, hole=kind, patches=int(first["mask"].sum()), **{k: r["mse"] for k, r in res.items()},
+                             **{FILL_LABELS[k]: score(v) for k, v in fills.items()}, cpu_s=cpu))
+    return rows
+
