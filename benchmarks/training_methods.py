@@ -58,6 +58,7 @@ from energy_transformer.classify import (  # noqa: E402
     fit_classifier,
     matched_transformer,
 )
+from energy_transformer.convnet import matched_convnet  # noqa: E402
 from energy_transformer.core import EnergyTransformer, ETConfig, count_params  # noqa: E402
 from energy_transformer.data import load_images, load_natural  # noqa: E402
 from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
@@ -337,23 +338,28 @@ def classification_config(method: str, width: int | None = None, stem: int | Non
     if patch is not None: cfg = replace(cfg, patch_size=patch)
     methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
                "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
-               "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg))}
+               "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg)),
+               "cnn": lambda: ("convolutional network (16, 32 feature maps), the same parameter count", cfg)}
     desc, c = methods[method]()
     return desc + (f", D = {width}" if width else ""), c
 
 
 def run_classification(method: str, seconds: float, width: int | None = None, run_dir: Path | None = None,
                        evals: int = 8, steps: int | None = None, smoothing: float | None = None,
-                       shift: int | None = None, stem: int | None = None, patch: int | None = None) -> dict:
+                       shift: int | None = None, stem: int | None = None, patch: int | None = None,
+                       seed: int | None = None) -> dict:
     """One classification run of `classification_config(method, width)`: 24,000 steps of 128 images at peak learning
     rate 2e-3 (or as many as fit in `seconds`, or exactly `steps`), with random flips, and `fit_classifier`'s label
-    `smoothing` and random `shift` when given; resumable in `run_dir`."""
+    `smoothing` and random `shift` when given; resumable in `run_dir`. `seed` (default 0) seeds the initialisation and
+    the data order. "cnn": a `ConvNet` with as many parameters as the ET of the recipe."""
     desc, c = classification_config(method, width, stem, patch)
-    tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50)
+    tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50, seed=seed or 0)
+    n_et = count_params(ImageClassifier(c, key=jax.random.key(0)))
+    build = ((lambda key: matched_convnet(c, n_et, key=key)) if method == "cnn" else (lambda key: ImageClassifier(c, key=key)))
     sp = classification_splits("fashion_mnist")
     sub = dict(sp, valid=type(sp["valid"])(sp["valid"].images[:2000], sp["valid"].labels[:2000]))
     aug = {k: v for k, v in dict(smoothing=smoothing, shift=shift).items() if v is not None}
-    train = lambda tc, **k: fit_classifier(ImageClassifier(c, key=jax.random.key(tc.seed)), sub, tc, progress=False, **aug, **k)
+    train = lambda tc, **k: fit_classifier(build(jax.random.key(tc.seed)), sub, tc, progress=False, **aug, **k)
     rate, final = _resumable(train, tc, run_dir, seconds, steps)
     model, log, rate = train_for_seconds(train, tc, seconds, rate, evals=evals, steps=steps, **final)
     return dict(metric="accuracy", lower_is_better=False, description=desc, steps_per_cpu_s=[round(rate, 3)], log=log,
@@ -379,7 +385,7 @@ TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist"
          "long_language": (functools.partial(run_language, preset="kjv_taylor"),
                            lambda: ["exact", *WINDOW_HEADS, "matched transformer"]),
          "natural_image": (run_natural, lambda: list(_natural_methods(preset("natural")[0]))),
-         "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer"])}
+         "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer", "cnn"])}
 
 
 def run_label(method: str, **options) -> str:
@@ -408,7 +414,7 @@ def result_path(task: str, method: str, seconds: float | None, out: Path = RESUL
 
 TASK_OPTIONS = {"language": {"width", "run_dir", "evals", "init", "lr", "seed", "steps"},
                 "natural_image": {"run_dir", "evals", "lr", "seed", "steps", "weight_decay"},
-                "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift", "stem", "patch"}}
+                "classification": {"width", "run_dir", "evals", "steps", "smoothing", "shift", "stem", "patch", "seed"}}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -425,8 +431,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--evals", type=int, default=8, help="language, natural_image, classification: evaluations during training")
     ap.add_argument("--init", help="language only: continue this shipped model or checkpoint under a new schedule")
     ap.add_argument("--lr", type=float, help="language, natural_image: peak learning rate (default: the recipe's)")
-    ap.add_argument("--seed", type=int, help="language, natural_image: seed of the data order "
-                                                "(natural_image: and of the initialisation)")
+    ap.add_argument("--seed", type=int, help="language, natural_image, classification: seed of the data order "
+                                                "(natural_image, classification: and of the initialisation)")
     ap.add_argument("--weight-decay", type=float, help="natural_image only: AdamW's weight decay (default: the recipe's)")
     ap.add_argument("--smoothing", type=float, help="classification only: label smoothing of the loss (fit_classifier)")
     ap.add_argument("--shift", type=int, help="classification only: random translations of up to this many pixels")
