@@ -138,22 +138,26 @@ def fit_language_model(cls: type[eqx.Module], # CausalET, CausalTransformer, Mas
                        test_chars: int = 0, # test characters also scored at each evaluation (`test_bpc`; for curves only)
                        meta: dict | None = None, # extra header entries of the checkpoint
                        init: eqx.Module | None = None, # trained weights (a `cls` with configuration `mc`) to start from
+                       texts: dict[str, str] | None = None, # {'train', 'valid'[, 'test']} in `mc`'s alphabet (None: the books)
+                       beside: dict[str, float] | None = None, # entries shown and logged beside each evaluation's bpc
                       ) -> tuple[eqx.Module, dict]:
     """Train any character model on the training books with `fit`, evaluating bits per character on the validation books
     (and, for a learning curve, on the first `test_chars` characters of the test books; nothing is chosen by them).
-    With `init` the run continues a trained model under a new schedule `tc` (its data order is set by `tc.seed`)."""
+    With `init` the run continues a trained model under a new schedule `tc` (its data order is set by `tc.seed`); with
+    `texts`, another corpus takes the books' place; `beside` adds fixed entries (a baseline's bpc on the same
+    characters) to every evaluation, so each progress line shows them."""
     if init is not None and (type(init) is not cls or init.config != mc):
         raise ValueError(f"init is a {type(init).__name__} with another configuration, not a {cls.__name__} with `mc`")
-    splits = kjv_splits()
+    splits = kjv_splits() if texts is None else texts
     model = cls(mc, key=jax.random.key(tc.seed)) if init is None else init
     ids = mc.vocab.encode(splits["train"])
     width = mc.N + 1 if mc.objective == "ar" else mc.N
     loss = lm.ar_loss if mc.objective == "ar" else lm.mlm_loss
     valid = lm_evaluator(splits["valid"], mc, valid_chars)
     test = lm_evaluator(splits["test"], mc, test_chars) if test_chars else None
-    evaluate = valid if test is None else (lambda m: {**valid(m), "test_bpc": test(m)["bpc"]})
+    scores = valid if test is None else (lambda m: {**valid(m), "test_bpc": test(m)["bpc"]})
     return fit(model, loss, window_stream(ids, width, tc.batch_size, seed=tc.seed), tc,
-               evaluate=evaluate, out=out, name=name, resume=resume,
+               evaluate=lambda m: {**scores(m), **(beside or {})}, out=out, name=name, resume=resume,
                progress=progress, stop_at=stop_at, meta=dict(task="language", **(meta or {})))
 
 def kjv_alphabet() -> str:
@@ -421,7 +425,8 @@ def _et_generate_args(prompt: str = None, # text to continue; without it, a new 
                       top_p: float = None, # autoregressive model: sample from the nucleus of this probability mass
                       seed: int = 0, # random seed
                      ):
-    ("Write text with a character-level Energy Transformer trained on the King James Bible: continue --prompt "
+    ("Write text with a character-level Energy Transformer trained on the King James Bible (or on your own text: "
+     "--model <out>/<name>.npz of et-train --text): continue --prompt "
      "character by character (autoregressive model; without a prompt it starts a new verse), write --length new "
      "characters by iterative unmasking "
      "(--model kjv_mlm, with or without --prompt), or fill in the characters of a text marked by '_' (--fill). "
@@ -451,8 +456,9 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
         if m.config.objective == "mlm":
             lm.generate_masked(m, length, a.prompt or "", seed=a.seed, on_text=stream(a.prompt or ""),
                                **given(rounds=a.steps, temperature=a.temperature))
-        else:  # no prompt: the context is a line break, the end of a verse
-            lm.generate(m, a.prompt or "\n", length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(a.prompt or ""),
+        else:  # no prompt: the context is a line break (the end of a verse), or a space in a text without one
+            start = "\n" if "\n" in m.vocab.chars else " " if " " in m.vocab.chars else m.vocab.chars[0]
+            lm.generate(m, a.prompt or start, length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(a.prompt or ""),
                         **given(temperature=a.temperature))
         print()
     except (ValueError, TypeError, FileNotFoundError) as e:
