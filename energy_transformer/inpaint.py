@@ -13,24 +13,26 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Annotated
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from fastcore.script import call_parse
+from fastcore.script import call_parse, store_true
 from PIL import Image, ImageOps, UnidentifiedImageError
+from tqdm import tqdm
 
 from .checkpoint import checkpoint_path, load_checkpoint
-from .checks import LimitError, as_unit_images, check_int, check_output_file, check_pixels, check_real, quiet_interrupts
+from .checks import LimitError, as_unit_images, check_int, check_output_dir, check_pixels, check_real, quiet_interrupts
 from .evaluate import CLASSICAL_FILLS, FSR_BEST_PIXELS, available_fills, biharmonic_fill, harmonic_fill, masked_mse
 from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'region_patches', 'inpaint_photo',
-           'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side', 'unlike_training',
-           'et_inpaint', 'photo_quality', 'region_masks', 'region_quality']
+__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'PROGRESS_PIXELS', 'centre_weights', 'region_patches',
+           'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side',
+           'unlike_training', 'et_inpaint', 'photo_quality', 'region_masks', 'region_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -78,6 +80,7 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
                   stride: int | None = None,  # pixels between windows, whole patches (default: half a window)
                   power: float = 4,  # sharpness of the `centre_weights` (0: a plain mean of the windows)
                   batch_size: int = 64,  # windows per jitted call
+                  progress: bool | str = False,  # a tqdm bar of the windows on stderr (a string: the bar's label)
                   ) -> dict:
     """Hide random patches across a whole photo (or the patches under `region`) and fill them from overlapping windows,
     each weighted towards its centre."""
@@ -113,12 +116,20 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
     pad = -len(corners) % batch_size  # every call the same shape: one compilation
     windows = lambda im: model.patcher.tokenify(np.stack([im[:, i:i + h, j:j + w] for i, j in corners + corners[:1] * pad]))
     tokens, masks = windows(photo), np.concatenate([masks, np.repeat(masks[:1], pad, 0)])
-    # a warm-started model starts each window from the whole photo's harmonic fill, which sees past the window's edges
-    start = None if model.config.start == "mask" else harmonic_fill(photo, pm)
-    fills = None if start is None else windows(start)
-    part = lambda a, k: None if a is None else jnp.asarray(a[k:k + batch_size])
-    pred = np.concatenate([np.asarray(_predict_batch(model, part(tokens, k), part(masks, k), part(fills, k)))
-                           for k in range(0, len(tokens), batch_size)])
+    bar = tqdm(total=len(corners), desc=progress if isinstance(progress, str) else "inpaint_photo", unit="window",
+               file=sys.stderr, disable=not progress)
+    with bar:
+        # a warm-started model starts each window from the whole photo's harmonic fill, which sees past the window's edges
+        if progress: bar.set_postfix_str("harmonic start" if model.config.start == "harmonic" else "")
+        start = None if model.config.start == "mask" else harmonic_fill(photo, pm)
+        if progress: bar.set_postfix_str("")
+        fills = None if start is None else windows(start)
+        part = lambda a, k: None if a is None else jnp.asarray(a[k:k + batch_size])
+        pred = []
+        for k in range(0, len(tokens), batch_size):
+            pred.append(np.asarray(_predict_batch(model, part(tokens, k), part(masks, k), part(fills, k))))
+            bar.update(min(batch_size, len(corners) - k))
+    pred = np.concatenate(pred)
     if not np.isfinite(pred).all():
         raise ValueError("the model's fill is not finite (NaN or inf): its weights cannot fill this photo; check the checkpoint")
     pred = model.patcher.untokenify(pred[:len(corners)])
@@ -163,6 +174,23 @@ def _pixels(im: Image.Image) -> np.ndarray:
     a = np.asarray(im, np.float32) / 255
     return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
 
+def _not_readable(path, e: Exception) -> ValueError:
+    why = "an unknown format" if isinstance(e, UnidentifiedImageError) else (str(e).splitlines() or [type(e).__name__])[0]
+    return ValueError(f"{path}: not a readable image ({why})")
+
+
+def _image_size(path: Path) -> tuple[int, int]:
+    "H x W pixels of an image file as `read_photo` reads it (EXIF-rotated), from its header alone"
+    try:
+        with warnings.catch_warnings(action="ignore", category=Image.DecompressionBombWarning), Image.open(path) as im:
+            check_pixels(*im.size, str(path))
+            w, h = im.size
+            return (w, h) if im.getexif().get(0x0112) in (5, 6, 7, 8) else (h, w)  # turned a quarter on display
+    except LimitError: raise
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
+        raise _not_readable(path, e) from None
+
+
 def read_photo(path: str | os.PathLike,  # an image file PIL can read
                channels: int = 3,  # 3: RGB, 1: grey
                ) -> np.ndarray:
@@ -178,8 +206,7 @@ def read_photo(path: str | os.PathLike,  # an image file PIL can read
             a = _pixels(ImageOps.exif_transpose(im))
     except LimitError: raise
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
-        why = "an unknown format" if isinstance(e, UnidentifiedImageError) else (str(e).splitlines() or [type(e).__name__])[0]
-        raise ValueError(f"{path}: not a readable image ({why})") from None
+        raise _not_readable(path, e) from None
     if a.shape[0] == channels: return a
     if channels == 3: return np.repeat(a, 3, 0)
     return np.tensordot(np.array([0.299, 0.587, 0.114], np.float32), a, 1)[None]  # luma, as PIL's "L"
@@ -254,11 +281,12 @@ def side_by_side(*images: np.ndarray,  # C x H x W images of the same size, in [
 
 
 def unlike_training(r: dict,  # an `inpaint_photo` (or `blend_classical`) result
-                    fills: dict[str, float],  # its `classical_fills`
+                    fills: dict[str, float] | None,  # its `classical_fills`; None where the hidden pixels are not known
                     ) -> str | None:
-    "Why a fill is not to be trusted, in one line: a 1-bit photo, or a fill worse than the mean of the visible pixels"
+    """Why a fill is not to be trusted, in one line: a 1-bit photo, or a fill worse than the mean of the visible pixels
+    (not checked without `fills`, as under a user's mask, whose pixels are the ones to remove)"""
     binary = bool(np.isin(r["original"], (0.0, 1.0)).all())
-    worse = r["mse"] > fills["mean fill"]
+    worse = fills is not None and r["mse"] > fills["mean fill"]
     if not (binary or worse): return None
     why = ("the photo holds only black and white pixels (a 1-bit or dithered image), unlike the natural photos the model "
            "was trained on" if binary else "the photo is unlike the natural photos the model was trained on")
@@ -266,45 +294,186 @@ def unlike_training(r: dict,  # an `inpaint_photo` (or `blend_classical`) result
             else f"{why}: expect a poor fill")
 
 # %% ../nbs/14_inpaint.ipynb #inppc004
-@call_parse
-def et_inpaint(photo: str,  # image file (at least one window, at most 25 megapixels; grey or RGBA are converted)
-               out: str = None,  # output PNG: masked | inpainted | original (default: <photo stem>_inpainted.png beside it)
-               mask_ratio: float = 0.5,  # fraction of patches hidden, in (0, 1)
-               seed: int = 0,  # which patches are hidden
-               mask: str = None,  # image file of the photo's size, light (> 50% grey) where to fill: hides those patches instead
-               checkpoint: str = None,  # a checkpoint file (default: the shipped natural_two_weight model)
-               classical: float = 0,  # weight of a biharmonic fill blended into the output, in [0, 1] (0: the model's own)
-               ):
-    "Hide random patches of a photo (or those under a mask image) and fill them in with a trained image Energy Transformer."
-    quiet_interrupts("et-inpaint")
-    try:
-        if mask is None and not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
-        out = check_output_file(out or Path(photo).with_name(f"{Path(photo).stem}_inpainted.png"), "--out")
-        if Path(out).resolve() == Path(photo).resolve():
-            raise ValueError(f"--out {out} is the input photo, which it would overwrite; give another file")
-        model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
-        image = read_photo(photo, model.config.image_shape[0])
-        region = None if mask is None else read_photo(mask, 1)[0] > 0.5
-        if region is not None and region.shape != image.shape[1:]:
-            raise ValueError(f"--mask {mask} is {region.shape[0]} x {region.shape[1]} pixels but the photo is "
-                             f"{image.shape[1]} x {image.shape[2]}")
-        t = time.process_time(); r = inpaint_photo(model, image, mask_ratio, seed, region=region); own_s = time.process_time() - t
-        r = blend_classical(r, classical) if classical else r
-        Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out)
-    except (ValueError, FileNotFoundError, OSError) as e:
-        print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
+PROGRESS_PIXELS = 1_000_000  # et-inpaint shows a progress bar on photos larger than this (about 20 CPU s and more)
+_IMAGE_SUFFIXES = frozenset(ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN)
+_LUMA = np.array([0.299, 0.587, 0.114], np.float32)  # grey from RGB, as PIL's "L" and `read_photo(..., 1)`
+
+
+def _photo_files(args: list[str]) -> tuple[list[Path], list[Path]]:
+    """The photos that the command's arguments name (a folder: its image files by name, not its subfolders, hidden files
+    or this command's `*_inpainted.*` outputs), and the other files of those folders (not images: skipped)"""
+    files, others = [], []
+    for a in args:
+        p = Path(a)
+        if p.is_dir():
+            inside = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            images = [f for f in inside if f.suffix.lower() in _IMAGE_SUFFIXES]
+            others += [f for f in inside if f.suffix.lower() not in _IMAGE_SUFFIXES]
+            images = [f for f in images if not f.stem.endswith("_inpainted")]
+            if not images:
+                raise ValueError(f"{p} holds no image to inpaint" + (f" (only {len(inside)} other file{'s' * (len(inside) > 1)}, "
+                                                                    f"such as {inside[0].name})" if inside else ": it is empty"))
+            files += images
+        elif not p.exists(): raise FileNotFoundError(f"no such file or folder: {p}")
+        else: files.append(p)
+    return list(dict.fromkeys(files)), others  # a photo named twice is inpainted once
+
+
+def _mask_files(photos: list[Path], mask: str | None) -> list[Path | None]:
+    "Each photo's mask: `mask` itself (a file) or the image of the photo's stem in the folder `mask`"
+    if mask is None: return [None] * len(photos)
+    m = Path(mask)
+    if not m.exists(): raise FileNotFoundError(f"--mask: no such file or folder: {m}")
+    if not m.is_dir(): masks = [m] * len(photos)
+    else:
+        by_stem = {}
+        for f in sorted(m.iterdir()):
+            if f.is_file() and f.suffix.lower() in _IMAGE_SUFFIXES: by_stem.setdefault(f.stem, []).append(f)
+        masks = []
+        for ph in photos:
+            found = by_stem.get(ph.stem, [])
+            if not found: raise ValueError(f"--mask: no mask for {ph} in {m} (an image named {ph.stem}.png or .jpg, ...)")
+            if len(found) > 1: raise ValueError(f"--mask: {m} holds {len(found)} masks for {ph} "
+                                                f"({', '.join(f.name for f in found)}); keep one")
+            masks.append(found[0])
+    for ph, mk in zip(photos, masks, strict=True):
+        if mk.resolve() == ph.resolve(): raise ValueError(f"--mask {mk} is the photo itself; give the mask image")
+    return masks
+
+
+def _out_files(photos: list[Path], out: str | None) -> list[Path]:
+    "Where each photo's output goes: `out` (a file for one photo, a folder for several) or `<stem>_inpainted.png` beside it"
+    name = lambda ph: f"{ph.stem}_inpainted.png"
+    if out is None:
+        outs = [ph.with_name(name(ph)) for ph in photos]
+        for d in dict.fromkeys(o.parent for o in outs): check_output_dir(d, "the output beside the photo (or give --out)")
+    elif len(photos) > 1 or Path(out).is_dir() or out.endswith(("/", os.sep)):
+        if not Path(out).is_dir() and Path(out).suffix.lower() in _IMAGE_SUFFIXES:
+            raise ValueError(f"--out {out} names an image file, but {len(photos)} photos need a folder for their outputs")
+        d = check_output_dir(out, "--out")
+        outs = [d / name(ph) for ph in photos]
+    else:
+        outs = [Path(out)]; check_output_dir(outs[0].parent, "--out")
+    inputs = {ph.resolve(): ph for ph in photos}
+    seen = {}
+    for ph, o in zip(photos, outs, strict=True):
+        if o.resolve() in inputs:
+            raise ValueError(f"--out {o} is the input photo {inputs[o.resolve()]}, which it would overwrite; give another file")
+        if o.resolve() in seen: raise ValueError(f"{seen[o.resolve()]} and {ph} would both be written to {o}; rename one")
+        seen[o.resolve()] = ph
+    return outs
+
+
+def _check_sizes(photos: list[Path], masks: list[Path | None], window: tuple[int, int]) -> None:
+    "A one-line error for the first photo smaller than the model's window or whose mask has another size (from their headers)"
+    h, w = window
+    for ph, mk in zip(photos, masks, strict=True):
+        H, W = _image_size(ph)
+        if H < h or W < w: raise ValueError(f"{ph}: image {H}x{W} is smaller than the model's {h}x{w} window")
+        if mk is not None and (size := _image_size(mk)) != (H, W):
+            raise ValueError(f"--mask {mk} is {size[0]} x {size[1]} pixels but the photo is {H} x {W} (height x width: {ph})")
+
+
+def _fill(model, image: np.ndarray, mask_ratio: float, seed: int, region: np.ndarray | None, classical: float,
+          progress: bool | str) -> dict:
+    """`inpaint_photo` (blended by `blend_classical` when `classical`) as the command runs it: a region that reaches into the
+    last rows or columns past the whole patches is filled on the photo extended to whole patches (its border pixels
+    repeated), so that every pixel under it is filled; the result then covers the photo's own pixels"""
+    p, (H, W) = model.patcher.p, image.shape[1:]
+    pad = region is not None and (region[H // p * p:].any() or region[:, W // p * p:].any())
+    if pad:
+        ext = ((0, -H % p), (0, -W % p))
+        image, region = np.pad(image, ((0, 0), *ext), mode="edge"), np.pad(region, ext)
+    r = inpaint_photo(model, image, mask_ratio, seed, region=region, progress=progress)
+    r = blend_classical(r, classical) if classical else r
+    return dict(r, **{k: r[k][:, :H, :W] for k in ("original", "masked", "inpainted")}) if pad else r
+
+
+def _write_filled(src: Path, filled: np.ndarray, replace: np.ndarray, out: Path) -> None:
+    """Write the image file `src` as a PNG of its size and mode (16-bit grey stays 16-bit, an alpha channel is kept, palette
+    and CMYK images become RGB) with the pixels where `replace` (H' x W' booleans from the top left corner) taken from
+    `filled` (C x H' x W' in [0, 1]); every other pixel is written as it was, exactly"""
+    with warnings.catch_warnings(action="ignore", category=Image.DecompressionBombWarning), Image.open(src) as im:
+        im = ImageOps.exif_transpose(im)
+        if im.mode in _SIXTEEN_BIT or im.mode in ("I", "F"):
+            a, top = (np.asarray(im, np.float64) * (65535 if im.mode == "F" else 1)).round().astype(np.uint16), 65535
+        else:
+            mode = (im.mode if im.mode in ("L", "LA", "RGB", "RGBA") else "L" if im.mode == "1" else
+                    "RGBA" if "A" in im.mode or "transparency" in im.info else "RGB")
+            a, top = np.array(im.convert(mode)), 255
+    n = 1 if a.ndim == 2 or a.shape[2] == 2 else 3  # colour channels, without alpha
+    f = filled if len(filled) == n else np.tensordot(_LUMA, filled, 1)[None] if n == 1 else np.repeat(filled, 3, 0)
+    f = (np.clip(f, 0, 1) * top).round().astype(a.dtype).transpose(1, 2, 0)
+    h, w = replace.shape
+    if a.ndim == 2: a[:h, :w][replace] = f[..., 0][replace]
+    else: a[:h, :w, :n][replace] = f[replace]
+    Image.fromarray(a).save(out, format="PNG")
+
+
+def _inpaint_one(model, photo: Path, mask: Path | None, out: Path, *, mask_ratio: float, seed: int, classical: float,
+                 strip: bool, progress: bool, name: str) -> None:
+    "The command on one photo: fill it, write the output and print what it did (with scores where the original is known)"
+    image = read_photo(photo, model.config.image_shape[0])
+    region = None if mask is None else read_photo(mask, 1)[0] > 0.5
+    bar = photo.name if progress or image.shape[1] * image.shape[2] > PROGRESS_PIXELS else False
+    t = time.process_time(); r = _fill(model, image, mask_ratio, seed, region, classical, bar); own_s = time.process_time() - t
+    if strip: Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out, format="PNG")
+    else:
+        replace = region[:r["inpainted"].shape[1], :r["inpainted"].shape[2]] if region is not None else \
+            Patcher(r["original"].shape, r["patch_size"]).pixel_mask(r["mask"])
+        _write_filled(photo, r["inpainted"], replace, out)
+    start = "the MASK token" if model.config.start == "mask" else f"the {model.config.start} fill"
+    own = f"the Energy Transformer {name}, started from {start}"
+    blend = f"the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
+    work = f"{own_s:.1f} CPU s with its start and {r['windows']} windows"
+    if region is not None:  # the pixels under a user's mask are the ones to remove: nothing to score the fill against
+        if warning := unlike_training(r, None): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
+        print(f"wrote {out}: filled the {int(region.sum())} pixels under {mask} ({r['mask'].sum()} of {r['mask'].size} "
+              f"patches hidden; {own}: " + (f"its fill and {blend}" if classical else "its own fill") + f"; {work})", flush=True)
+        return
     secs = {}  # each classical fill's CPU seconds
     fills = classical_fills(r, seconds=secs)
     if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
-    start = "the MASK token" if model.config.start == "mask" else f"the {model.config.start} fill"
-    own = f"the Energy Transformer {Path(checkpoint).stem if checkpoint else INPAINT_MODEL}, started from {start}"
-    how = (f"{own}: its fill {r['model_mse']:.5f} and the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
-           if classical else f"{own}: its own fill")
-    under = "" if mask is None else f" (those under {mask})"
-    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden{under}, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}; {own_s:.1f} CPU s with its start "
-          f"and {r['windows']} windows) · classical fills (CPU s): "
-          + " · ".join(f"{k} {v:.5f}" + (f" ({secs[k]:.1f} s)" if k in secs else "") for k, v in fills.items()))
+    how = f"{own}: " + (f"its fill {r['model_mse']:.5f} and {blend}" if classical else "its own fill")
+    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
+          f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}; {work}) · classical fills (CPU s): "
+          + " · ".join(f"{k} {v:.5f}" + (f" ({secs[k]:.1f} s)" if k in secs else "") for k, v in fills.items()), flush=True)
+
+
+@call_parse
+def et_inpaint(photos: Annotated[str, {"nargs": "+"}],  # image files or folders of them (each photo at most 25 megapixels)
+               out: str = None,  # output PNG for one photo, a folder for several (default: <stem>_inpainted.png beside each)
+               mask_ratio: float = 0.5,  # fraction of patches hidden at random, in (0, 1), when no --mask is given
+               seed: int = 0,  # which patches are hidden at random
+               mask: str = None,  # image of the photo's size, light (> 50% grey) where to fill; or a folder, a mask per photo
+               checkpoint: str = None,  # a checkpoint file (default: the shipped natural_two_weight model)
+               classical: float = 0,  # weight of a biharmonic fill blended into the output, in [0, 1] (0: the model's own)
+               strip: store_true = False,  # write masked | inpainted | original side by side instead of the filled photo
+               progress: store_true = False,  # a progress bar on stderr for every photo, not only for those over one megapixel
+               ):
+    ("Fill the pixels under a mask image (or random patches) of photos with a trained image Energy Transformer, and write "
+     "each filled photo (same size and mode, PNG). With random patches it prints the masked MSE against the photo and "
+     "that of classical fills; with a mask it prints what it filled.")
+    quiet_interrupts("et-inpaint")
+    try:
+        if mask is None and not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
+        if not 0 <= classical <= 1: raise ValueError(f"--classical must be in [0, 1], got {classical}")
+        files, others = _photo_files([photos] if isinstance(photos, (str, os.PathLike)) else photos)
+        masks, outs = _mask_files(files, mask), _out_files(files, out)
+        model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
+        _check_sizes(files, masks, model.config.image_shape[1:])  # every photo and mask, before anything is written
+    except (ValueError, FileNotFoundError, OSError) as e:
+        print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
+    if others:
+        many = len(others) > 1
+        print(f"et-inpaint: warning: skipped {len(others)} file{'s' * many} that {'are' if many else 'is'} not an image: "
+              f"{', '.join(map(str, others[:3]))}{', ...' * (len(others) > 3)}", file=sys.stderr)
+    name = Path(checkpoint).stem if checkpoint else INPAINT_MODEL
+    for ph, mk, o in zip(files, masks, outs, strict=True):
+        try: _inpaint_one(model, ph, mk, o, mask_ratio=mask_ratio, seed=seed, classical=classical, strip=strip,
+                          progress=progress, name=name)
+        except (ValueError, FileNotFoundError, OSError) as e:
+            print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
 
 # %% ../nbs/14_inpaint.ipynb #inp020
 def photo_quality(models: dict[str, eqx.Module],  # name -> image model

@@ -1,4 +1,5 @@
-"""The `et-inpaint` command on a real photo and on bad inputs (run as a subprocess, as a user would)."""
+"""The `et-inpaint` command on real photos, folders and bad inputs (run as a subprocess, as a user would)."""
+import os
 import shutil
 import subprocess
 import sys
@@ -41,11 +42,29 @@ def photos(tmp_path_factory):
     return d
 
 
-def _check_ok(p, out: Path, h: int, w: int):
+def _changed_patches(src: np.ndarray, out: np.ndarray, p: int = 4) -> np.ndarray:
+    "Which p x p patches of the whole-patch area differ, after checking that nothing past them changed"
+    H, W = src.shape[0] // p * p, src.shape[1] // p * p
+    assert (src[H:] == out[H:]).all() and (src[:, W:] == out[:, W:]).all()  # the strips past the whole patches untouched
+    diff = (src[:H, :W] != out[:H, :W]).reshape(H, W, -1).any(-1)
+    return diff.reshape(H // p, p, W // p, p).any((1, 3))
+
+
+def _check_filled(p, src: Path, out: Path, mode: str):
+    "A random-mask run: the filled photo alone, in the photo's size and mode; about half of its patches changed"
     assert p.returncode == 0, p.stderr
     assert "masked MSE" in p.stdout
     mse = float(p.stdout.split("masked MSE ")[1].split()[0])
     assert 0 < mse < 0.05  # far better than random pixels (MSE ~0.17)
+    a, b = Image.open(src), Image.open(out)
+    assert (b.format, b.mode, b.size) == ("PNG", mode, a.size)
+    changed = _changed_patches(np.asarray(a), np.asarray(b))
+    assert 0.3 < changed.mean() <= 0.5  # half of the patches hidden (a few filled with their own values), the rest as they were
+    return np.asarray(a), np.asarray(b)
+
+
+def _check_strip(p, out: Path, h: int, w: int):
+    assert p.returncode == 0, p.stderr
     im = np.asarray(Image.open(out))
     assert im.shape == (h, 3 * w + 8, 3)  # masked | inpainted | original, 4-pixel gaps
     left, right = im[:, :w].astype(int), im[:, 2 * w + 8:].astype(int)
@@ -56,22 +75,31 @@ def _check_ok(p, out: Path, h: int, w: int):
 
 @pytest.fixture(scope="module")
 def camera_runs(photos, tmp_path_factory):
-    "The grey photo inpainted twice: seed 0 with the output's default name (beside the photo), and seed 1"
+    "The grey photo inpainted twice: seed 0 with the output's default name (beside the photo), and seed 1 with a progress bar"
     d = tmp_path_factory.mktemp("camera")
     src = d / "cam.png"; src.write_bytes((photos / "camera.png").read_bytes())
-    return d, run(src), run(src, "--out", d / "seed1.png", "--seed", 1)
+    return d, run(src), run(src, "--out", d / "seed1.png", "--seed", 1, "--progress")
 
 
-def test_rgb_photo(photos, tmp_path):
+def test_rgb_photo_filled_alone(photos, tmp_path):
     out = tmp_path / "o.png"
-    _check_ok(run(photos / "chelsea.png", "--out", out, "--seed", 1), out, 300, 448)
+    _check_filled(run(photos / "chelsea.png", "--out", out, "--seed", 1), photos / "chelsea.png", out, "RGB")
 
 
-def test_grey_and_rgba_converted(photos, camera_runs, tmp_path):
+def test_strip(photos, tmp_path):
+    out = tmp_path / "o.png"
+    p = run(photos / "chelsea.png", "--out", out, "--seed", 1, "--strip")
+    _check_strip(p, out, 300, 448)
+    assert "masked MSE" in p.stdout
+
+
+def test_grey_and_rgba_keep_their_mode(photos, camera_runs, tmp_path):
     d, seed0, _ = camera_runs
-    _check_ok(seed0, d / "cam_inpainted.png", 128, 128)
+    _check_filled(seed0, d / "cam.png", d / "cam_inpainted.png", "L")
     out = tmp_path / "coffee.out.png"
-    _check_ok(run(photos / "coffee_rgba.png", "--out", out, "--mask-ratio", "0.5"), out, 100, 148)
+    src = photos / "coffee_rgba.png"
+    a, b = _check_filled(run(src, "--out", out, "--mask-ratio", "0.5"), src, out, "RGBA")
+    assert (a[..., 3] == b[..., 3]).all()  # the alpha channel as it was
 
 
 def test_seed_changes_mask(camera_runs):
@@ -80,30 +108,109 @@ def test_seed_changes_mask(camera_runs):
     assert not np.array_equal(np.asarray(Image.open(d / "cam_inpainted.png")), np.asarray(Image.open(d / "seed1.png")))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["junk.png"], "not a readable image"),
-    (["missing.png"], "no such file"),
-    (["."], "is a directory"),
-    (["tiny.png"], "smaller than the model's 32x32 window"),
-    (["camera.png", "--mask-ratio", "0"], "(0, 1)"),
-    (["camera.png", "--mask-ratio", "1"], "(0, 1)"),
-    (["camera.png", "--mask-ratio", "1.5"], "(0, 1)"),
-    (["camera.png", "--checkpoint", "junk.png"], "not a readable checkpoint"),
-])
-def test_bad_input_one_line_error(photos, tmp_path, args, message):
-    args = [photos / a if i == 0 or (i > 0 and args[i - 1] == "--checkpoint") else a for i, a in enumerate(args)]
-    p = run(*args, "--out", tmp_path / "o.png")
-    assert p.returncode != 0
+def test_progress_bar_on_stderr_only(camera_runs):
+    "--progress draws tqdm's bar of the windows on stderr; stdout keeps its one line; a small photo has no bar by default"
+    _, plain, forced = camera_runs
+    assert plain.stderr == ""  # 128 x 128 pixels: below PROGRESS_PIXELS
+    assert forced.returncode == 0 and "cam.png: 100%" in forced.stderr and "window" in forced.stderr, forced.stderr
+    assert len(forced.stdout.splitlines()) == 1 and forced.stdout.startswith("wrote ") and "%|" not in forced.stdout
+
+
+def test_folder_with_mask_folder(photos, tmp_path):
+    "A folder of two photos and a folder of masks by name: each photo filled under its mask and nowhere else, no score"
+    pics, masks, out = tmp_path / "pics", tmp_path / "masks", tmp_path / "filled"
+    pics.mkdir(); masks.mkdir()
+    Image.fromarray(skdata.chelsea()[100:166, 150:233]).save(pics / "cat.jpg", quality=95)  # 66 x 83: not whole patches
+    Image.fromarray(skdata.camera()[200:264, 300:364]).save(pics / "man.png")               # grey 64 x 64
+    (pics / "readme.txt").write_text("not a photo")
+    m_cat = np.zeros((66, 83), bool); m_cat[20:30, 30:45] = True; m_cat[60:, 75:] = True  # a hole; a corner past the patches
+    m_man = np.zeros((64, 64), bool); m_man[5:15, 40:60] = True
+    for name, m in (("cat", m_cat), ("man", m_man)):
+        Image.fromarray(np.where(m, 255, 0).astype(np.uint8)).save(masks / f"{name}.png")
+    p = run(pics, "--mask", masks, "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == f"et-inpaint: warning: skipped 1 file that is not an image: {pics / 'readme.txt'}\n"
+    lines = p.stdout.splitlines()
+    assert len(lines) == 2 and "MSE" not in p.stdout and "classical" not in p.stdout  # a user's mask: nothing to score against
+    for line, (name, ext, m) in zip(lines, (("cat", "jpg", m_cat), ("man", "png", m_man)), strict=True):
+        assert line.startswith(f"wrote {out / name}_inpainted.png: filled the {m.sum()} pixels under {masks / name}.png (")
+        a, b = np.asarray(Image.open(pics / f"{name}.{ext}")), np.asarray(Image.open(out / f"{name}_inpainted.png"))
+        assert a.shape == b.shape
+        assert (a[~m] == b[~m]).all()  # every pixel outside the mask exactly as it was
+        assert (a[m] != b[m]).reshape(m.sum(), -1).any(-1).mean() > 0.9  # those under it filled, the corner past the patches too
+        assert (a[60:, 75:] != b[60:, 75:]).any() if name == "cat" else True
+
+
+def test_one_mask_file_for_one_photo(photos, tmp_path):
+    "A mask of the photo's size: the default output beside the photo, what it filled printed, no MSE"
+    src = tmp_path / "cat.png"; src.write_bytes((photos / "chelsea.png").read_bytes())
+    m = np.zeros((300, 451), np.uint8); m[100:140, 200:260] = 255
+    Image.fromarray(m).save(tmp_path / "mask.png")
+    p = run(src, "--mask", tmp_path / "mask.png")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"wrote {tmp_path / 'cat_inpainted.png'}: filled the 2400 pixels under {tmp_path / 'mask.png'} "
+                               "(150 of 8400 patches hidden;") and "MSE" not in p.stdout, p.stdout
+    a, b = np.asarray(Image.open(src)), np.asarray(Image.open(tmp_path / "cat_inpainted.png"))
+    assert (a[m == 0] == b[m == 0]).all() and (a[m > 0] != b[m > 0]).any(-1).mean() > 0.9
+
+
+def _bad_inputs(photos: Path, tmp: Path) -> dict[str, tuple[list, str]]:
+    "Each mistake: (the command's arguments, what its one-line error says)"
+    (tmp / "empty").mkdir(); (tmp / "texts").mkdir(); (tmp / "texts/a.txt").write_text("words")
+    (tmp / "two").mkdir(); (tmp / "masks").mkdir()
+    for n in ("a", "b"): Image.fromarray(skdata.camera()[:48, :48]).save(tmp / "two" / f"{n}.png")
+    Image.fromarray(np.zeros((48, 48), np.uint8)).save(tmp / "masks/a.png")  # none for b
+    Image.fromarray(np.zeros((64, 128), np.uint8)).save(tmp / "wrong.png")
+    (tmp / "a-file").write_text("")
+    cam = photos / "camera.png"
+    return {
+        "junk": ([photos / "junk.png"], "not a readable image"),
+        "missing": ([photos / "missing.png"], "no such file or folder"),
+        "a folder with a junk image": ([photos], "junk.png: not a readable image"),
+        "empty folder": ([tmp / "empty"], "holds no image to inpaint: it is empty"),
+        "folder of non-images": ([tmp / "texts"], "holds no image to inpaint (only 1 other file, such as a.txt)"),
+        "tiny": ([photos / "tiny.png"], "smaller than the model's 32x32 window"),
+        "ratio 0": ([cam, "--mask-ratio", "0"], "(0, 1)"),
+        "ratio 1": ([cam, "--mask-ratio", "1"], "(0, 1)"),
+        "ratio 1.5": ([cam, "--mask-ratio", "1.5"], "(0, 1)"),
+        "checkpoint": ([cam, "--checkpoint", photos / "junk.png"], "not a readable checkpoint"),
+        "mask of the wrong size": ([cam, "--mask", tmp / "wrong.png"], "is 64 x 128 pixels but the photo is 128 x 128"),
+        "mask missing from the mask folder": ([tmp / "two", "--mask", tmp / "masks"], f"no mask for {tmp / 'two/b.png'} in"),
+        "output below a file": ([cam, "--out", tmp / "a-file/o.png"], "--out: "),
+        "output folder below a file": ([tmp / "two", "--out", tmp / "a-file/out"], "--out: cannot write in"),
+        "an image name for several outputs": ([tmp / "two", "--out", tmp / "o.png"], "2 photos need a folder"),
+        "output over the photo": ([cam, "--out", cam], "is the input photo"),
+    }
+
+
+BAD_INPUTS = ["junk", "missing", "a folder with a junk image", "empty folder", "folder of non-images", "tiny", "ratio 0",
+              "ratio 1", "ratio 1.5", "checkpoint", "mask of the wrong size", "mask missing from the mask folder",
+              "output below a file", "output folder below a file", "an image name for several outputs", "output over the photo"]
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_one_line_error(photos, tmp_path, case):
+    cases = _bad_inputs(photos, tmp_path)
+    assert sorted(cases) == sorted(BAD_INPUTS)
+    args, message = cases[case]
+    before = sorted(tmp_path.rglob("*"))
+    p = run(*args)
+    assert p.returncode == 2, (p.returncode, p.stderr)  # a usage mistake: argparse's status
     assert "Traceback" not in p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("et-inpaint: error:") and message in lines[0], p.stderr
-    assert not (tmp_path / "o.png").exists()
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written
+    assert not p.stdout
 
 
-def test_out_defaults_next_to_the_photo(camera_runs):
-    d, p, _ = camera_runs
-    assert p.returncode == 0, p.stderr
-    assert (d / "cam_inpainted.png").is_file() and "cam_inpainted.png" in p.stdout
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in any folder")
+def test_output_folder_not_writable(photos, tmp_path):
+    locked = tmp_path / "locked"; locked.mkdir(); locked.chmod(0o500)
+    try:
+        p = run(photos / "camera.png", "--out", locked)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1
+        assert p.stderr.startswith("et-inpaint: error: --out: cannot write in"), p.stderr
+    finally: locked.chmod(0o700)
 
 
 # --- overlapping windows against a slow reference -------------------------------------------------------------------
