@@ -52,7 +52,7 @@ def read_text_file(path: str | os.PathLike, # a UTF-8 text file
                          "errors='replace', reads each such byte as U+FFFD)") from None
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
-# %% ../nbs/29_own_text.ipynb #owntx0011
+# %% ../nbs/29_own_text.ipynb #owntx0012
 def split_text(texts: Sequence[str], # the texts of the files, in order
                valid: str | None = None, # a held-out text (None: the tail of each text)
                fraction: float = 0.1, # share of each text held out as its tail
@@ -65,7 +65,7 @@ def split_text(texts: Sequence[str], # the texts of the files, in order
     return dict(train=join(t[:c] for t, c in zip(texts, cuts, strict=True)),
                 valid=join(t[c:] for t, c in zip(texts, cuts, strict=True)))
 
-# %% ../nbs/29_own_text.ipynb #owntx0014
+# %% ../nbs/29_own_text.ipynb #owntx0016
 TEXT_PRESETS = ("small", "large")
 OBJECTIVES = {"causal": "ar", "masked": "mlm"}  # the command's names -> `LMConfig.objective`
 LARGE_TEXT = 1_000_000  # characters of text from which `pick_preset` chooses "large"
@@ -95,7 +95,7 @@ def text_preset(name: str, # "small" or "large"
         tc = replace(tc, steps=steps, eval_every=max(1, steps // 10), log_every=max(1, min(tc.log_every, steps // 10)))
     return cls, mc, tc, 20_000 if name == "small" else 60_000
 
-# %% ../nbs/29_own_text.ipynb #owntx0017
+# %% ../nbs/29_own_text.ipynb #owntx0020
 def kneser_ney_line(splits: dict[str, str], # {'train', 'valid'}
                     mc: LMConfig, # the model's configuration (alphabet, objective, context)
                     n_chars: int | None = None, # score the first n held-out characters, as the model is (None: all)
@@ -108,7 +108,7 @@ def kneser_ney_line(splits: dict[str, str], # {'train', 'valid'}
     tuned = tune_kneser_ney(splits["train"], score, mc.chars)
     return {k: tuned[k] for k in ("order", "discount", "bpc")}
 
-# %% ../nbs/29_own_text.ipynb #owntx0020
+# %% ../nbs/29_own_text.ipynb #owntx0024
 def _check_length(splits, N, preset, valid_given):
     "One-line errors for a training or held-out text shorter than a window of N + 1 characters"
     for part, what in (("train", "training text"), ("valid", "held-out text")):
@@ -158,7 +158,7 @@ def train_on_text(files: Sequence[str | os.PathLike], # UTF-8 text files (a file
                               valid_chars=n_valid, meta=meta, texts=splits,
                               beside=None if line is None else {"kneser_ney_bpc": line["bpc"]})
 
-# %% ../nbs/29_own_text.ipynb #owntx0023
+# %% ../nbs/29_own_text.ipynb #owntx0028
 def _et_train_text_args(text: Annotated[str, {"nargs": "+", "metavar": "FILE", "required": True}] = None, # UTF-8 text files
                         objective: str = "causal", # causal (the next character) or masked (fill in masked characters)
                         preset: str = None, # small or large (default: small below 1,000,000 characters of text, else large)
