@@ -337,7 +337,7 @@ def _mask_files(photos: list[Path], mask: str | None) -> list[Path | None]:
                                                 f"({', '.join(f.name for f in found)}); keep one")
             masks.append(found[0])
     for ph, mk in zip(photos, masks, strict=True):
-        if mk.resolve() == ph.resolve(): raise ValueError(f"--mask {mk} is the photo itself; give the mask image")
+        if mk.absolute() == ph.absolute(): raise ValueError(f"--mask {mk} is the photo itself; give the mask image")
     return masks
 
 
