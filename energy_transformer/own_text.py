@@ -112,11 +112,10 @@ def kneser_ney_line(splits: dict[str, str], # {'train', 'valid'}
 def _check_length(splits, N, preset, valid_given):
     "One-line errors for a training or held-out text shorter than a window of N + 1 characters"
     for part, what in (("train", "training text"), ("valid", "held-out text")):
-        if (n := len(splits[part])) > N:
-            continue
-        hint = "a longer --valid file" if part == "valid" and valid_given else (
-            f"more text (at least about {10 * (N + 1):,} characters)")
-        raise ValueError(f"the {what} has {n:,} characters, fewer than one window of {N + 1} (preset {preset}): give {hint}")
+        if (n := len(splits[part])) <= N:
+            more = f"more text (at least about {10 * (N + 1):,} characters)"
+            hint = "a longer --valid file" if part == "valid" and valid_given else more
+            raise ValueError(f"the {what} has {n:,} characters, fewer than one window of {N + 1} (preset {preset}): give {hint}")
 
 def train_on_text(files: Sequence[str | os.PathLike], # UTF-8 text files (a file given twice is read once)
                   out: str | os.PathLike = ".", # folder for <name>.npz and <name>.json
@@ -142,10 +141,11 @@ def train_on_text(files: Sequence[str | os.PathLike], # UTF-8 text files (a file
     cls, mc, tc, n_valid = text_preset(preset, CharVocab.from_text(splits["train"] + splits["valid"]).chars, objective, steps)
     _check_length(splits, mc.N, preset, valid is not None)
     held = f"{valid}" if valid is not None else "the last 10% of each file"
+    every = f"{tc.eval_every:,} steps" if tc.eval_every > 1 else "step"
     say(f"read {len(paths)} file{'s' * (len(paths) > 1)}: {len(splits['train']):,} characters to train on, "
         f"{len(splits['valid']):,} held out ({held}), {len(mc.chars)} symbols")
     say(f"preset {preset}: {cls.__name__}, context {mc.N}, D = {mc.et.D}, T = {mc.T}; {tc.steps:,} steps of "
-        f"{tc.batch_size} windows, evaluated every {tc.eval_every:,} steps on {min(n_valid, len(splits['valid'])):,} "
+        f"{tc.batch_size} windows, evaluated every {every} on {min(n_valid, len(splits['valid'])):,} "
         "held-out characters")
     line = kneser_ney_line(splits, mc, n_valid)
     if line is None: say(f"no Kneser-Ney line: {len(mc.chars)} symbols, more than its 255")
