@@ -1,4 +1,4 @@
-"""Whole photos of any size filled in window by window, and the `et-inpaint` command.
+"""Whole photos of any size filled in window by window, and what the `et-inpaint` command does with them.
 
 Docs: https://energy-transformer.github.io/energy_transformer/inpaint.html.md"""
 
@@ -13,26 +13,22 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Annotated
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from fastcore.script import call_parse, store_true
 from PIL import Image, ImageOps, UnidentifiedImageError
 from tqdm import tqdm
 
-from .checkpoint import checkpoint_path, load_checkpoint
-from .checks import LimitError, as_unit_images, check_int, check_output_dir, check_pixels, check_real, quiet_interrupts
+from .checks import LimitError, as_unit_images, check_int, check_pixels, check_real
 from .evaluate import CLASSICAL_FILLS, FSR_BEST_PIXELS, available_fills, biharmonic_fill, harmonic_fill, masked_mse
-from .image import ImageEnergyTransformer
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'PROGRESS_PIXELS', 'centre_weights', 'region_patches',
-           'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side',
-           'unlike_training', 'et_inpaint', 'photo_quality', 'region_masks', 'region_quality']
+__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'region_patches', 'inpaint_photo',
+           'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side', 'unlike_training',
+           'photo_quality', 'region_masks', 'region_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -292,188 +288,6 @@ def unlike_training(r: dict,  # an `inpaint_photo` (or `blend_classical`) result
            "was trained on" if binary else "the photo is unlike the natural photos the model was trained on")
     return (f"the fill's masked MSE {r['mse']:.5f} is worse than the mean fill's {fills['mean fill']:.5f}: {why}" if worse
             else f"{why}: expect a poor fill")
-
-# %% ../nbs/14_inpaint.ipynb #inppc004
-PROGRESS_PIXELS = 1_000_000  # et-inpaint shows a progress bar on photos larger than this (about 20 CPU s and more)
-_IMAGE_SUFFIXES = frozenset(ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN)
-_LUMA = np.array([0.299, 0.587, 0.114], np.float32)  # grey from RGB, as PIL's "L" and `read_photo(..., 1)`
-
-
-def _photo_files(args: list[str]) -> tuple[list[Path], list[Path]]:
-    """The photos that the command's arguments name (a folder: its image files by name, not its subfolders, hidden files
-    or this command's `*_inpainted.*` outputs), and the other files of those folders (not images: skipped)"""
-    files, others = [], []
-    for a in args:
-        p = Path(a)
-        if p.is_dir():
-            inside = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-            images = [f for f in inside if f.suffix.lower() in _IMAGE_SUFFIXES]
-            others += [f for f in inside if f.suffix.lower() not in _IMAGE_SUFFIXES]
-            images = [f for f in images if not f.stem.endswith("_inpainted")]
-            if not images:
-                raise ValueError(f"{p} holds no image to inpaint" + (f" (only {len(inside)} other file{'s' * (len(inside) > 1)}, "
-                                                                    f"such as {inside[0].name})" if inside else ": it is empty"))
-            files += images
-        elif not p.exists(): raise FileNotFoundError(f"no such file or folder: {p}")
-        else: files.append(p)
-    return list(dict.fromkeys(files)), others  # a photo named twice is inpainted once
-
-
-def _mask_files(photos: list[Path], mask: str | None) -> list[Path | None]:
-    "Each photo's mask: `mask` itself (a file) or the image of the photo's stem in the folder `mask`"
-    if mask is None: return [None] * len(photos)
-    m = Path(mask)
-    if not m.exists(): raise FileNotFoundError(f"--mask: no such file or folder: {m}")
-    if not m.is_dir(): masks = [m] * len(photos)
-    else:
-        by_stem = {}
-        for f in sorted(m.iterdir()):
-            if f.is_file() and f.suffix.lower() in _IMAGE_SUFFIXES: by_stem.setdefault(f.stem, []).append(f)
-        masks = []
-        for ph in photos:
-            found = by_stem.get(ph.stem, [])
-            if not found: raise ValueError(f"--mask: no mask for {ph} in {m} (an image named {ph.stem}.png or .jpg, ...)")
-            if len(found) > 1: raise ValueError(f"--mask: {m} holds {len(found)} masks for {ph} "
-                                                f"({', '.join(f.name for f in found)}); keep one")
-            masks.append(found[0])
-    for ph, mk in zip(photos, masks, strict=True):
-        if mk.absolute() == ph.absolute(): raise ValueError(f"--mask {mk} is the photo itself; give the mask image")
-    return masks
-
-
-def _out_files(photos: list[Path], out: str | None) -> list[Path]:
-    "Where each photo's output goes: `out` (a file for one photo, a folder for several) or `<stem>_inpainted.png` beside it"
-    name = lambda ph: f"{ph.stem}_inpainted.png"
-    if out is None:
-        outs = [ph.with_name(name(ph)) for ph in photos]
-        for d in dict.fromkeys(o.parent for o in outs): check_output_dir(d, "the output beside the photo (or give --out)")
-    elif len(photos) > 1 or Path(out).is_dir() or out.endswith(("/", os.sep)):
-        if not Path(out).is_dir() and Path(out).suffix.lower() in _IMAGE_SUFFIXES:
-            raise ValueError(f"--out {out} names an image file, but {len(photos)} photos need a folder for their outputs")
-        d = check_output_dir(out, "--out")
-        outs = [d / name(ph) for ph in photos]
-    else:
-        outs = [Path(out)]; check_output_dir(outs[0].parent, "--out")
-    inputs = {ph.resolve(): ph for ph in photos}
-    seen = {}
-    for ph, o in zip(photos, outs, strict=True):
-        if o.resolve() in inputs:
-            raise ValueError(f"--out {o} is the input photo {inputs[o.resolve()]}, which it would overwrite; give another file")
-        if o.resolve() in seen: raise ValueError(f"{seen[o.resolve()]} and {ph} would both be written to {o}; rename one")
-        seen[o.resolve()] = ph
-    return outs
-
-
-def _check_sizes(photos: list[Path], masks: list[Path | None], window: tuple[int, int]) -> None:
-    "A one-line error for the first photo smaller than the model's window or whose mask has another size (from their headers)"
-    h, w = window
-    for ph, mk in zip(photos, masks, strict=True):
-        H, W = _image_size(ph)
-        if H < h or W < w: raise ValueError(f"{ph}: image {H}x{W} is smaller than the model's {h}x{w} window")
-        if mk is not None and (size := _image_size(mk)) != (H, W):
-            raise ValueError(f"--mask {mk} is {size[0]} x {size[1]} pixels but the photo is {H} x {W} (height x width: {ph})")
-
-
-def _fill(model, image: np.ndarray, mask_ratio: float, seed: int, region: np.ndarray | None, classical: float,
-          progress: bool | str) -> dict:
-    """`inpaint_photo` (blended by `blend_classical` when `classical`) as the command runs it: a region that reaches into the
-    last rows or columns past the whole patches is filled on the photo extended to whole patches (its border pixels
-    repeated), so that every pixel under it is filled; the result then covers the photo's own pixels"""
-    p, (H, W) = model.patcher.p, image.shape[1:]
-    pad = region is not None and (region[H // p * p:].any() or region[:, W // p * p:].any())
-    if pad:
-        ext = ((0, -H % p), (0, -W % p))
-        image, region = np.pad(image, ((0, 0), *ext), mode="edge"), np.pad(region, ext)
-    r = inpaint_photo(model, image, mask_ratio, seed, region=region, progress=progress)
-    r = blend_classical(r, classical) if classical else r
-    return dict(r, **{k: r[k][:, :H, :W] for k in ("original", "masked", "inpainted")}) if pad else r
-
-
-def _write_filled(src: Path, filled: np.ndarray, replace: np.ndarray, out: Path) -> None:
-    """Write the image file `src` as a PNG of its size and mode (16-bit grey stays 16-bit, an alpha channel is kept, palette
-    and CMYK images become RGB) with the pixels where `replace` (H' x W' booleans from the top left corner) taken from
-    `filled` (C x H' x W' in [0, 1]); every other pixel is written as it was, exactly"""
-    with warnings.catch_warnings(action="ignore", category=Image.DecompressionBombWarning), Image.open(src) as im:
-        im = ImageOps.exif_transpose(im)
-        if im.mode in _SIXTEEN_BIT or im.mode in ("I", "F"):
-            a, top = (np.asarray(im, np.float64) * (65535 if im.mode == "F" else 1)).round().astype(np.uint16), 65535
-        else:
-            mode = (im.mode if im.mode in ("L", "LA", "RGB", "RGBA") else "L" if im.mode == "1" else
-                    "RGBA" if "A" in im.mode or "transparency" in im.info else "RGB")
-            a, top = np.array(im.convert(mode)), 255
-    n = 1 if a.ndim == 2 or a.shape[2] == 2 else 3  # colour channels, without alpha
-    f = filled if len(filled) == n else np.tensordot(_LUMA, filled, 1)[None] if n == 1 else np.repeat(filled, 3, 0)
-    f = (np.clip(f, 0, 1) * top).round().astype(a.dtype).transpose(1, 2, 0)
-    h, w = replace.shape
-    if a.ndim == 2: a[:h, :w][replace] = f[..., 0][replace]
-    else: a[:h, :w, :n][replace] = f[replace]
-    Image.fromarray(a).save(out, format="PNG")
-
-
-def _inpaint_one(model, photo: Path, mask: Path | None, out: Path, *, mask_ratio: float, seed: int, classical: float,
-                 strip: bool, progress: bool, name: str) -> None:
-    "The command on one photo: fill it, write the output and print what it did (with scores where the original is known)"
-    image = read_photo(photo, model.config.image_shape[0])
-    region = None if mask is None else read_photo(mask, 1)[0] > 0.5
-    bar = photo.name if progress or image.shape[1] * image.shape[2] > PROGRESS_PIXELS else False
-    t = time.process_time(); r = _fill(model, image, mask_ratio, seed, region, classical, bar); own_s = time.process_time() - t
-    if strip: Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out, format="PNG")
-    else:
-        replace = region[:r["inpainted"].shape[1], :r["inpainted"].shape[2]] if region is not None else \
-            Patcher(r["original"].shape, r["patch_size"]).pixel_mask(r["mask"])
-        _write_filled(photo, r["inpainted"], replace, out)
-    start = "the MASK token" if model.config.start == "mask" else f"the {model.config.start} fill"
-    own = f"the Energy Transformer {name}, started from {start}"
-    blend = f"the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
-    work = f"{own_s:.1f} CPU s with its start and {r['windows']} windows"
-    if region is not None:  # the pixels under a user's mask are the ones to remove: nothing to score the fill against
-        if warning := unlike_training(r, None): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
-        print(f"wrote {out}: filled the {int(region.sum())} pixels under {mask} ({r['mask'].sum()} of {r['mask'].size} "
-              f"patches hidden; {own}: " + (f"its fill and {blend}" if classical else "its own fill") + f"; {work})", flush=True)
-        return
-    secs = {}  # each classical fill's CPU seconds
-    fills = classical_fills(r, seconds=secs)
-    if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
-    how = f"{own}: " + (f"its fill {r['model_mse']:.5f} and {blend}" if classical else "its own fill")
-    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}; {work}) · classical fills (CPU s): "
-          + " · ".join(f"{k} {v:.5f}" + (f" ({secs[k]:.1f} s)" if k in secs else "") for k, v in fills.items()), flush=True)
-
-
-@call_parse
-def et_inpaint(photos: Annotated[str, {"nargs": "+"}],  # image files or folders of them (each photo at most 25 megapixels)
-               out: str = None,  # output PNG for one photo, a folder for several (default: <stem>_inpainted.png beside each)
-               mask_ratio: float = 0.5,  # fraction of patches hidden at random, in (0, 1), when no --mask is given
-               seed: int = 0,  # which patches are hidden at random
-               mask: str = None,  # image of the photo's size, light (> 50% grey) where to fill; or a folder, a mask per photo
-               checkpoint: str = None,  # a checkpoint file (default: the shipped natural_two_weight model)
-               classical: float = 0,  # weight of a biharmonic fill blended into the output, in [0, 1] (0: the model's own)
-               strip: store_true = False,  # write masked | inpainted | original side by side instead of the filled photo
-               progress: store_true = False,  # a progress bar on stderr for every photo, not only for those over one megapixel
-               ):
-    ("Fill the pixels under a mask image (or random patches) of photos with a trained image Energy Transformer, and write "
-     "each filled photo (same size and mode, PNG). With random patches it prints the masked MSE against the photo and "
-     "that of classical fills; with a mask it prints what it filled.")
-    quiet_interrupts("et-inpaint")
-    try:
-        if mask is None and not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
-        if not 0 <= classical <= 1: raise ValueError(f"--classical must be in [0, 1], got {classical}")
-        files, others = _photo_files([photos] if isinstance(photos, (str, os.PathLike)) else photos)
-        masks, outs = _mask_files(files, mask), _out_files(files, out)
-        model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
-        _check_sizes(files, masks, model.config.image_shape[1:])  # every photo and mask, before anything is written
-    except (ValueError, FileNotFoundError, OSError) as e:
-        print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
-    if others:
-        many = len(others) > 1
-        print(f"et-inpaint: warning: skipped {len(others)} file{'s' * many} that {'are' if many else 'is'} not an image: "
-              f"{', '.join(map(str, others[:3]))}{', ...' * (len(others) > 3)}", file=sys.stderr)
-    name = Path(checkpoint).stem if checkpoint else INPAINT_MODEL
-    for ph, mk, o in zip(files, masks, outs, strict=True):
-        try: _inpaint_one(model, ph, mk, o, mask_ratio=mask_ratio, seed=seed, classical=classical, strip=strip,
-                          progress=progress, name=name)
-        except (ValueError, FileNotFoundError, OSError) as e:
-            print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
 
 # %% ../nbs/14_inpaint.ipynb #inp020
 def photo_quality(models: dict[str, eqx.Module],  # name -> image model

@@ -37,6 +37,7 @@ from energy_transformer.checkpoint import (
 )
 from energy_transformer.checks import MAX_GENERATE, MAX_STEPS, check_output_dir
 from energy_transformer.classify import ClassifierConfig, ImageClassifier, Split, et_classify, labelled_batches
+from energy_transformer.cli import et_inpaint
 from energy_transformer.core import (
     EnergyLayerNorm,
     EnergyTransformer,
@@ -69,7 +70,7 @@ from energy_transformer.dense import (
 from energy_transformer.evaluate import eval_set, paired_ratio, predict_images, psnr
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.image_training import et_train
-from energy_transformer.inpaint import centre_weights, et_inpaint, inpaint_photo, read_photo, side_by_side
+from energy_transformer.inpaint import centre_weights, inpaint_photo, read_photo, side_by_side
 from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
 from energy_transformer.language_training import et_generate, load_language_model
 from energy_transformer.paper import load_paper_npz, paper_layout

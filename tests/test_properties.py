@@ -18,11 +18,12 @@ from PIL import Image
 
 from energy_transformer.checkpoint import load_checkpoint, save_checkpoint
 from energy_transformer.classify import ClassifierConfig, ImageClassifier, et_classify, load_classifier, read_image
+from energy_transformer.cli import et_inpaint
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend, descend_recorded
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from energy_transformer.evaluate import masked_mse, predict_images
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
-from energy_transformer.inpaint import et_inpaint, read_photo, region_patches
+from energy_transformer.inpaint import read_photo, region_patches
 from energy_transformer.patches import Patcher, mask_count, random_masks
 
 # derandomize: the same examples on every run, so that a red CI names a real regression, not a new draw. Sizes are
@@ -304,7 +305,7 @@ def test_et_inpaint_files(tmp_path_factory, mode, ratio):
     with redirect_stdout(out): et_inpaint(str(d / "x.png"), out=str(d / "o.png"), mask_ratio=ratio)
     nums = [float(w) for w in out.getvalue().replace("(", " ").split() if w.replace(".", "", 1).isdigit() and "." in w]
     assert len(nums) >= 4 and all(math.isfinite(v) and v >= 0 for v in nums), out.getvalue()
-    assert Image.open(d / "o.png").size == (3 * 52 + 8, 40)
+    assert Image.open(d / "o.png").size == Image.open(d / "x.png").size == (52, 40)  # the filled photo alone, at its own size
 
 
 @pytest.mark.parametrize("bad", ["missing", "junk", "directory"])

@@ -27,10 +27,11 @@ from PIL import Image
 
 from energy_transformer import checkpoint
 from energy_transformer.checkpoint import read_checkpoint, read_log
+from energy_transformer.cli import et_inpaint
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory
 from energy_transformer.evaluate import masked_mse, predict_images
-from energy_transformer.inpaint import et_inpaint, read_photo
+from energy_transformer.inpaint import read_photo
 from energy_transformer.paper import load_paper_npz, paper_layout
 from energy_transformer.pretrained import load_pretrained
 from energy_transformer.train import TrainConfig, fit
