@@ -12,12 +12,12 @@ PYTEST_WORKERS ?= 2
 # The tests compile hundreds of small programs and run most of them for moments: they run with XLA's quick compilation
 # (unoptimised code, and the older loop emitter for fused element-wise code instead of its fusion emitters: a small
 # language model's training compiles in a quarter of the default time) and one compilation cache shared by all their
-# processes, which compile many of the same programs (_proc/jax_cache). The page that mostly runs large programs (whole
-# photos) keeps XLA's defaults (tools/nbtest.py --optimised; 40 CPU s against 69 with quick compilation). Benchmarks and
-# training use neither.
+# processes, which compile many of the same programs (_proc/jax_cache). The pages that mostly run large programs (whole
+# photos) keep XLA's defaults (tools/nbtest.py --optimised): page 14 took 40 CPU s against 69 with quick compilation,
+# and page 02's whole-photo cells 6 to 28 s each against 83 to 95. Benchmarks and training use neither.
 QUICK = XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false $$XLA_FLAGS" \
         JAX_COMPILATION_CACHE_DIR=$(CURDIR)/_proc/jax_cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
-OPTIMISED = 14_inpaint.ipynb
+OPTIMISED = 02_image_inpainting.ipynb,14_inpaint.ipynb
 NBTEST = $(QUICK) $(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS) --optimised $(OPTIMISED)
 # pytest-xdist spreads the test files over the cores, each file whole on one worker, so that a module-scoped fixture
 # (the README's runs, the rendered tiny site) is made once. (Its `loadgroup` cannot group tests under pytest 9: it

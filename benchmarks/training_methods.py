@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import re
 import sys
 import tempfile
@@ -51,6 +52,7 @@ from energy_transformer.checkpoint import read_log, resolve_checkpoint  # noqa: 
 from energy_transformer.classify import (  # noqa: E402
     ClassifierConfig,
     ImageClassifier,
+    PixelMLP,
     Split,
     accuracy,
     classification_splits,
@@ -339,7 +341,8 @@ def classification_config(method: str, width: int | None = None, stem: int | Non
     methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
                "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
                "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg)),
-               "cnn": lambda: ("convolutional network (16, 32 feature maps), the same parameter count", cfg)}
+               "cnn": lambda: ("convolutional network (16, 32 feature maps), the same parameter count", cfg),
+               "mlp": lambda: ("MLP on the pixels (one hidden layer), the same parameter count", cfg)}
     desc, c = methods[method]()
     return desc + (f", D = {width}" if width else ""), c
 
@@ -351,11 +354,15 @@ def run_classification(method: str, seconds: float, width: int | None = None, ru
     """One classification run of `classification_config(method, width)`: 24,000 steps of 128 images at peak learning
     rate 2e-3 (or as many as fit in `seconds`, or exactly `steps`), with random flips, and `fit_classifier`'s label
     `smoothing` and random `shift` when given; resumable in `run_dir`. `seed` (default 0) seeds the initialisation and
-    the data order. "cnn": a `ConvNet` with as many parameters as the ET of the recipe."""
+    the data order. "cnn" and "mlp": a `ConvNet` and a one-hidden-layer `PixelMLP` with as many parameters as the ET of
+    the recipe."""
     desc, c = classification_config(method, width, stem, patch)
     tc = TrainConfig(steps=24_000, batch_size=128, lr=2e-3, eval_every=2000, log_every=50, seed=seed or 0)
     n_et = count_params(ImageClassifier(c, key=jax.random.key(0)))
-    build = ((lambda key: matched_convnet(c, n_et, key=key)) if method == "cnn" else (lambda key: ImageClassifier(c, key=key)))
+    P = math.prod(c.image_shape)
+    build = {"cnn": lambda key: matched_convnet(c, n_et, key=key),
+             "mlp": lambda key: PixelMLP(c, hidden=round((n_et - c.K) / (P + 1 + c.K)), key=key)}.get(
+                 method, lambda key: ImageClassifier(c, key=key))
     sp = classification_splits("fashion_mnist")
     sub = dict(sp, valid=type(sp["valid"])(sp["valid"].images[:2000], sp["valid"].labels[:2000]))
     aug = {k: v for k, v in dict(smoothing=smoothing, shift=shift).items() if v is not None}
@@ -385,7 +392,7 @@ TASKS = {"image": (run_image, lambda: list(_image_methods(preset("fashion_mnist"
          "long_language": (functools.partial(run_language, preset="kjv_taylor"),
                            lambda: ["exact", *WINDOW_HEADS, "matched transformer"]),
          "natural_image": (run_natural, lambda: list(_natural_methods(preset("natural")[0]))),
-         "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer", "cnn"])}
+         "classification": (run_classification, lambda: ["exact", "T=2", "matched transformer", "cnn", "mlp"])}
 
 
 def run_label(method: str, **options) -> str:

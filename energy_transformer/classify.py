@@ -30,6 +30,7 @@ from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, Tran
 from .data import load_fashion_mnist, load_mnist
 from .heads import Readout
 from .inpaint import read_photo
+from .novelty import GaussianNovelty, load_novelty
 from .patches import Patcher
 from .train import TrainConfig, fit
 
@@ -37,7 +38,8 @@ from .train import TrainConfig, fit
 __all__ = ['FASHION_MNIST_CLASSES', 'DIGIT_CLASSES', 'Split', 'classification_splits', 'ClassifierConfig', 'PatchEmbedding',
            'check_images', 'AbstractClassifier', 'ETDescent', 'TransformerStack', 'ImageClassifier',
            'matched_transformer', 'PixelMLP', 'classify_loss', 'accuracy', 'labelled_batches', 'fit_classifier',
-           'load_classifier', 'read_image', 'et_classify', 'quality_entry', 'error_by_energy']
+           'load_classifier', 'classifier_features', 'calibrate_novelty', 'novelty_path', 'read_image', 'et_classify',
+           'quality_entry', 'error_by_energy']
 
 # %% ../nbs/06_classification.ipynb #2ed747b5
 FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -246,6 +248,12 @@ class ImageClassifier(AbstractClassifier):
         image = self._check_one(image)
         return self.head(self.mixer(self.embed(image), T)[0])
 
+    def features(self, image: Float[Array, "C Hpx Wpx"], # one image, pixels in [0, 1]
+                ) -> Float[Array, "2D"]:
+        "What a novelty score reads: the CLS token's final state, then the mean final state of the patch tokens"
+        x = self.mixer(self.embed(self._check_one(image)))
+        return jnp.concatenate([x[0], x[1:].mean(0)])
+
     def descent(self, image: Float[Array, "C Hpx Wpx"], # one image, pixels in [0, 1]
                 *, T: int | None = None, # descent steps (default: config.T)
                ) -> tuple[Float[Array, "K"], Trajectory]:
@@ -368,6 +376,34 @@ def load_classifier(name_or_path: str | Path, # a shipped name ("fashion_mnist_c
     "A classifier from a checkpoint file or a shipped name; the file says which class and configuration it holds"
     return load_checkpoint(resolve_checkpoint(name_or_path), ImageClassifier)
 
+# %% ../nbs/06_classification.ipynb #novc02
+@eqx.filter_jit
+def _batch_features(model, images): return jax.vmap(model.features)(images)
+
+def classifier_features(model: ImageClassifier, # a token classifier (ET or transformer)
+                        images: Float[np.ndarray, "B C Hpx Wpx"], # floats in [0, 1]
+                        chunk: int = 1000, # images per compiled call
+                       ) -> Float[np.ndarray, "B 2D"]:
+    "`ImageClassifier.features` of a batch of images"
+    a, chunk = check_images(images, model.config.image_shape), check_int("classifier_features", "chunk", chunk)
+    if not len(a): return np.zeros((0, 2 * model.config.et.D), np.float32)
+    return np.concatenate([np.asarray(_batch_features(model, jnp.asarray(a[i:i + chunk]))) for i in range(0, len(a), chunk)])
+
+def calibrate_novelty(model: ImageClassifier, # a trained token classifier
+                      splits: dict[str, Split], # "train" (the Gaussians) and "valid" (the threshold)
+                      quantile: float = 0.95, # the fraction of validation images not flagged
+                     ) -> GaussianNovelty:
+    "Class Gaussians of the model's features on the training images, threshold at `quantile` of the validation scores"
+    train, valid = splits["train"], splits["valid"]
+    return GaussianNovelty.fit(classifier_features(model, train.images), train.labels,
+                               classifier_features(model, valid.images), quantile)
+
+def novelty_path(checkpoint: str | Path, # a shipped classifier name or its checkpoint `.npz`
+                ) -> Path:
+    "Where a classifier's novelty detector is kept: `<checkpoint stem>.novelty.npz` beside the checkpoint"
+    p = Path(resolve_checkpoint(checkpoint))
+    return p.with_name(p.stem + ".novelty.npz")
+
 # %% ../nbs/06_classification.ipynb #d9d3d97d
 def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
                image_shape: tuple[int, int, int] = (1, 28, 28), # (C, Hpx, Wpx) the model expects
@@ -388,17 +424,23 @@ def _et_classify_args(images: Annotated[str, {"nargs": "+"}], # image files (PNG
                       model: str = "fashion_mnist_classifier", # a shipped classifier name or a checkpoint .npz path
                       invert: store_true = False, # use 1 - pixel (dark objects on a light background)
                       mirror: store_true = False, # average the probabilities of the image and its left-right mirror image
+                      top_k: int = 3, # classes printed per image, most probable first
                      ):
     ("Classify image files with a trained classifier (default: the shipped Fashion-MNIST Energy Transformer). "
      "Each image is converted to grey (transparent pixels count as white; 16-bit files are read whole) and resized to "
      "the model's input size (28x28) before it is classified. Fashion-MNIST shows light clothes on a black background: "
-     "pass --invert for dark objects on a light background.")
+     "pass --invert for dark objects on a light background. An image unlike the training images is flagged when the "
+     "model has a novelty file (<model>.novelty.npz beside its checkpoint; the shipped ET has one).")
 
 def et_classify(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
-    "Command line: print the most probable class of each image file and its probability"
+    "Command line: print the most probable classes of each image file with their probabilities, and flag novel images"
     args = anno_parser(_et_classify_args, prog="et-classify").parse_args(argv)  # the same --help style as et-train
     quiet_interrupts("et-classify")
-    try: model = load_classifier(args.model)
+    try:
+        model = load_classifier(args.model)
+        check_int("et-classify", "--top-k", args.top_k, 1, model.config.K)
+        nov_file = novelty_path(args.model)
+        nov = load_novelty(nov_file) if nov_file.is_file() else None
     except (ValueError, FileNotFoundError) as e:
         print(f"et-classify: error: {e}", file=sys.stderr); sys.exit(2)
     failed = False
@@ -407,9 +449,12 @@ def et_classify(argv: list[str] | None = None): # command-line arguments (defaul
         except (ValueError, FileNotFoundError) as e:
             print(f"et-classify: error: {e}", file=sys.stderr); failed = True; continue
         p = model.predict_proba(image[None], mirror=args.mirror)[0]
-        k = int(p.argmax())
-        print(f"{path}: {model.config.classes[k]} ({p[k]:.3f})")
-    if failed: sys.exit(1)
+        top = np.argsort(-p, kind="stable")[:args.top_k]
+        line = f"{path}: " + ", ".join(f"{model.config.classes[k]} ({p[k]:.3f})" for k in top)
+        if nov is not None and (s := float(nov.score(classifier_features(model, image[None]))[0])) > nov.threshold:
+            line += f"; unlike the training images (novelty {s:.0f} > {nov.threshold:.0f}): the classes are guesses"
+        print(line)
+    if failed: sys.exit(2)
 
 # %% ../nbs/06_classification.ipynb #19001127
 def quality_entry(model: AbstractClassifier, # a trained classifier

@@ -15,11 +15,14 @@ from energy_transformer.classify import (
     ClassifierConfig,
     ImageClassifier,
     classification_splits,
+    classifier_features,
     et_classify,
     load_classifier,
+    novelty_path,
     read_image,
 )
 from energy_transformer.core import ETConfig
+from energy_transformer.novelty import load_novelty, photo_probes
 
 QUALITY = checkpoint_path("fashion_mnist_classifier").parent / "classification_quality.json"
 
@@ -71,8 +74,9 @@ def test_et_classify_on_png_files(tmp_path, test_split, capsys):
     assert len(lines) == 3
     model = load_classifier("fashion_mnist_classifier")
     p = model.predict_proba(test_split.images[:1])[0]
-    expect = f"{model.config.classes[int(p.argmax())]} ({p.max():.3f})"
-    assert lines[0] == f"{g}: {expect}" and lines[1] == f"{rgb}: {expect}"  # colour -> the same grey image
+    top3 = np.argsort(-p)[:3]  # the three most probable classes, most probable first
+    expect = ", ".join(f"{model.config.classes[k]} ({p[k]:.3f})" for k in top3)
+    assert lines[0] == f"{g}: {expect}" and lines[1] == f"{rgb}: {expect}"  # colour -> the same grey image; not flagged
     assert lines[2].startswith(f"{big}: ")  # resized to 28x28
     assert np.abs(read_image(big) - read_image(g)).mean() < 0.02  # a 2x larger copy reads back as the same 28x28 image
 
@@ -100,9 +104,9 @@ def test_et_classify_mirror(tmp_path, tiny_checkpoint, capsys):
     et_classify([f, "--model", str(tiny_checkpoint), "--mirror"])
     m = load_classifier(tiny_checkpoint)
     x = read_image(f)[None]
-    p = (m.predict_proba(x) + m.predict_proba(x[..., ::-1])) / 2  # the two views, averaged by hand
-    k = int(p[0].argmax())
-    assert capsys.readouterr().out.strip() == f"{f}: {m.config.classes[k]} ({p[0, k]:.3f})"
+    p = (m.predict_proba(x) + m.predict_proba(x[..., ::-1]))[0] / 2  # the two views, averaged by hand
+    expect = ", ".join(f"{m.config.classes[k]} ({p[k]:.3f})" for k in np.argsort(-p)[:3])
+    assert capsys.readouterr().out.strip() == f"{f}: {expect}"  # no novelty file beside this model: no flag
 
 
 def test_console_script_help():
@@ -120,3 +124,34 @@ def test_bad_images_are_refused(tiny_checkpoint):
     with pytest.raises(TypeError, match="divide 8-bit pixels by 255"): m.predict((x * 255).astype(np.uint8))
     with pytest.raises(ValueError, match=r"in \[0, 1\]"): m.predict(x * 255)
     with pytest.raises(ValueError, match="NaN or infinite"): m.predict(np.full_like(x, np.nan))
+
+
+def test_et_classify_top_k(tmp_path, tiny_checkpoint, capsys):
+    f = _png(tmp_path / "x.png", np.random.default_rng(1).integers(0, 256, (28, 28), dtype=np.uint8))
+    m = load_classifier(tiny_checkpoint)
+    p = m.predict_proba(read_image(f)[None])[0]
+    for k in (1, 10):
+        et_classify([f, "--model", str(tiny_checkpoint), "--top-k", str(k)])
+        out = capsys.readouterr().out.strip()
+        names = [part.rsplit(" (", 1)[0] for part in out.split(": ", 1)[1].split(", ")]
+        assert names == [m.config.classes[i] for i in np.argsort(-p)[:k]]  # k classes, most probable first
+    with pytest.raises(SystemExit) as e:
+        et_classify([f, "--model", str(tiny_checkpoint), "--top-k", "11"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "et-classify: error: et-classify.--top-k must be an int in [1, 10], got 11"
+
+
+def test_et_classify_flags_photos_not_clothes(tmp_path, test_split, capsys):
+    """The shipped ET's novelty file flags photos (a whole photo, a crop) and not Fashion-MNIST test images; the flag is
+    the detector's own verdict on the features of the image the model read"""
+    probes = photo_probes(photos=("astronaut", "coffee"), crops=1)
+    files = [_png(tmp_path / f"photo{i}.png", (im[0] * 255).round().astype(np.uint8)) for i, im in enumerate(probes)]
+    clothes = [_png(tmp_path / f"fm{i}.png", (test_split.images[i, 0] * 255).round().astype(np.uint8)) for i in range(3)]
+    et_classify(files + clothes)
+    lines = capsys.readouterr().out.strip().splitlines()
+    flagged = ["unlike the training images" in line for line in lines]
+    model, nov = load_classifier("fashion_mnist_classifier"), load_novelty(novelty_path("fashion_mnist_classifier"))
+    expect = nov.flags(classifier_features(model, np.stack([read_image(f) for f in files + clothes])))
+    assert flagged == expect.tolist()
+    assert sum(flagged[:4]) >= 3 and not any(flagged[4:])  # photos flagged, clothes not
