@@ -24,6 +24,7 @@ from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import check_output_dir, quiet_interrupts
 from .image import ImageEnergyTransformer
 from .inpaint import INPAINT_MODEL, blend_classical, classical_fills, inpaint_photo, read_photo, side_by_side, unlike_training
+from .own_images import IMAGE_SUFFIXES, et_train_images, photo_files, skipped_files
 from .own_text import et_train_text
 from .patches import Patcher
 
@@ -32,16 +33,20 @@ __all__ = ['TEXT_HELP', 'PROGRESS_PIXELS', 'et_train', 'et_inpaint']
 
 # %% ../nbs/30_cli.ipynb #etcli0006
 TEXT_HELP = (" With --text FILE [FILE ...] in place of a preset: a character model trained on your own text files "
-             "(et-train --text --help lists its options).")
+             "(et-train --text --help lists its options). With --images DIR: an inpainting model trained (fine-tuned) on "
+             "a folder of your photos (et-train --images --help).")
 
-def _text_command(argv: list[str]) -> bool:
-    "Whether the arguments ask for the text trainer"
-    return any(a == "--text" or a.startswith("--text=") for a in argv)
+def _asks(argv: list[str], flag: str) -> bool:
+    "Whether the arguments give the option `flag` (`--text`, `--images`)"
+    return any(a == flag or a.startswith(flag + "=") for a in argv)
 
 def et_train(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
-    "The `et-train` command: `--text FILE ...` trains a character model on text files, a preset name an image ET"
+    "The `et-train` command: `--text FILE ...` a character model, `--images DIR` an inpainting model, a preset an image ET"
     argv = sys.argv[1:] if argv is None else list(argv)
-    if _text_command(argv): return et_train_text(argv)
+    if _asks(argv, "--text") and _asks(argv, "--images"):
+        print("et-train: error: give --text FILE ... or --images DIR, not both", file=sys.stderr); sys.exit(2)
+    if _asks(argv, "--text"): return et_train_text(argv)
+    if _asks(argv, "--images"): return et_train_images(argv)
     parser = anno_parser(image_training.et_train, prog="et-train")
     parser.description += TEXT_HELP
     args = vars(parser.parse_args(argv))
@@ -50,28 +55,7 @@ def et_train(argv: list[str] | None = None): # command-line arguments (default: 
 
 # %% ../nbs/30_cli.ipynb #inppc004
 PROGRESS_PIXELS = 1_000_000  # et-inpaint shows a progress bar on photos larger than this (about 20 CPU s and more)
-_IMAGE_SUFFIXES = frozenset(ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN)
 _LUMA = np.array([0.299, 0.587, 0.114], np.float32)  # grey from RGB, as PIL's "L" and `read_photo(..., 1)`
-
-
-def _photo_files(args: list[str]) -> tuple[list[Path], list[Path]]:
-    """The photos that the command's arguments name (a folder: its image files by name, not its subfolders, hidden files
-    or this command's `*_inpainted.*` outputs), and the other files of those folders (not images: skipped)"""
-    files, others = [], []
-    for a in args:
-        p = Path(a)
-        if p.is_dir():
-            inside = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-            images = [f for f in inside if f.suffix.lower() in _IMAGE_SUFFIXES]
-            others += [f for f in inside if f.suffix.lower() not in _IMAGE_SUFFIXES]
-            images = [f for f in images if not f.stem.endswith("_inpainted")]
-            if not images:
-                raise ValueError(f"{p} holds no image to inpaint" + (f" (only {len(inside)} other file{'s' * (len(inside) > 1)}, "
-                                                                    f"such as {inside[0].name})" if inside else ": it is empty"))
-            files += images
-        elif not p.exists(): raise FileNotFoundError(f"no such file or folder: {p}")
-        else: files.append(p)
-    return list(dict.fromkeys(files)), others  # a photo named twice is inpainted once
 
 
 def _mask_files(photos: list[Path], mask: str | None) -> list[Path | None]:
@@ -83,7 +67,7 @@ def _mask_files(photos: list[Path], mask: str | None) -> list[Path | None]:
     else:
         by_stem = {}
         for f in sorted(m.iterdir()):
-            if f.is_file() and f.suffix.lower() in _IMAGE_SUFFIXES: by_stem.setdefault(f.stem, []).append(f)
+            if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES: by_stem.setdefault(f.stem, []).append(f)
         masks = []
         for ph in photos:
             found = by_stem.get(ph.stem, [])
@@ -103,7 +87,7 @@ def _out_files(photos: list[Path], out: str | None) -> list[Path]:
         outs = [ph.with_name(name(ph)) for ph in photos]
         for d in dict.fromkeys(o.parent for o in outs): check_output_dir(d, "the output beside the photo (or give --out)")
     elif len(photos) > 1 or Path(out).is_dir() or out.endswith(("/", os.sep)):
-        if not Path(out).is_dir() and Path(out).suffix.lower() in _IMAGE_SUFFIXES:
+        if not Path(out).is_dir() and Path(out).suffix.lower() in IMAGE_SUFFIXES:
             raise ValueError(f"--out {out} names an image file, but {len(photos)} photos need a folder for their outputs")
         d = check_output_dir(out, "--out")
         outs = [d / name(ph) for ph in photos]
@@ -213,16 +197,13 @@ def et_inpaint(photos: Annotated[str, {"nargs": "+"}],  # image files or folders
     try:
         if mask is None and not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
         if not 0 <= classical <= 1: raise ValueError(f"--classical must be in [0, 1], got {classical}")
-        files, others = _photo_files([photos] if isinstance(photos, (str, os.PathLike)) else photos)
+        files, others = photo_files([photos] if isinstance(photos, (str, os.PathLike)) else photos)
         masks, outs = _mask_files(files, mask), _out_files(files, out)
         model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
         _check_sizes(files, masks, model.config.image_shape[1:])  # every photo and mask, before anything is written
     except (ValueError, FileNotFoundError, OSError) as e:
         print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
-    if others:
-        many = len(others) > 1
-        print(f"et-inpaint: warning: skipped {len(others)} file{'s' * many} that {'are' if many else 'is'} not an image: "
-              f"{', '.join(map(str, others[:3]))}{', ...' * (len(others) > 3)}", file=sys.stderr)
+    if others: print(f"et-inpaint: warning: {skipped_files(others)}", file=sys.stderr)
     name = Path(checkpoint).stem if checkpoint else INPAINT_MODEL
     for ph, mk, o in zip(files, masks, outs, strict=True):
         try: _inpaint_one(model, ph, mk, o, mask_ratio=mask_ratio, seed=seed, classical=classical, strip=strip,

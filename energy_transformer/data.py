@@ -27,8 +27,8 @@ __all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_
            'FASHION_MNIST_FILES', 'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_VALID_PHOTOS',
            'NATURAL_TEST_PHOTOS', 'OUTSIDE_PHOTOS', 'MATE_PHOTOS', 'MATE_DIR', 'MATE_LONG_SIDE', 'NATURAL_SCALES',
            'NATURAL_N', 'NATURAL_SPLITS', 'DATASETS', 'read_idx', 'write_idx', 'fashion_mnist_dir',
-           'load_fashion_mnist', 'idx_sha256', 'download_fashion_mnist', 'load_mnist', 'load_photo', 'load_natural',
-           'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
+           'load_fashion_mnist', 'idx_sha256', 'download_fashion_mnist', 'load_mnist', 'reduce_photo', 'load_photo',
+           'photo_crops', 'load_natural', 'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
 
 # %% ../nbs/04_data.ipynb #e4f119d0
 IDX_DTYPES: dict[int, np.dtype] = {
@@ -240,7 +240,7 @@ def _mate_photo(name: str) -> np.ndarray:
         raise FileNotFoundError(f"photo {name!r} not found at {path}: install Debian's photos with "
                                 f"`sudo apt-get install --no-install-recommends mate-backgrounds`")
     with Image.open(path) as im: a = np.asarray(im.convert("RGB"))
-    return _box(a, -(-max(a.shape[:2]) // MATE_LONG_SIDE))
+    return reduce_photo(a)
 
 def _box(a: np.ndarray, scale: int) -> np.ndarray:
     "(H, W, 3) uint8 image downscaled by `scale` with a `scale` x `scale` box filter (edges cropped)."
@@ -250,6 +250,12 @@ def _box(a: np.ndarray, scale: int) -> np.ndarray:
     total = sum(rows[:, i] for i in range(scale))  # row by row, then column by column: integer sums, exact and fast
     total = sum(total[:, :, j] for j in range(scale))
     return (total / scale**2).round().astype(np.uint8)
+
+def reduce_photo(a: np.ndarray, # uint8 photo (H, W, 3)
+                 long_side: int = MATE_LONG_SIDE, # the longest side kept (0: the photo as it is)
+                ) -> np.ndarray: # uint8 (H', W', 3)
+    "A photo reduced by the smallest whole factor (box filter) that brings its long side to at most `long_side`"
+    return _box(a, -(-max(a.shape[:2]) // long_side)) if long_side else a
 
 def _read_photo(name: str) -> np.ndarray:
     "Photo `name` (H, W[, C]) as shipped by scikit-image (`OUTSIDE_PHOTOS`: scikit-learn; `MATE_PHOTOS`: Debian)."
@@ -299,6 +305,22 @@ def _crops(sources: list[np.ndarray], size: int, n: int, min_std: float, rng: np
         if have == n: return out
     raise ValueError(f"could not draw {n} crops with pixel std >= {min_std}; lower min_std")
 
+def photo_crops(photos: list[np.ndarray], # uint8 photos (3, H, W), of any sizes
+                n: int, # number of crops
+                size: int = 32, # crop side in pixels
+                seed: int | list[int] = 0, # the same seed (an int or a list of ints) gives the same crops
+                *,
+                min_std: float = 0.02, # crops with a smaller pixel std (in [0, 1] units) are redrawn
+                scales: tuple[int, ...] = NATURAL_SCALES, # each photo is cropped at these reductions (box filter)
+               ) -> np.ndarray: # float32 (n, 3, size, size) in [0, 1]
+    """Random `size` x `size` crops of photos, each photo at full and half resolution (`scales`): how the natural set is
+    cut. A photo (at a scale) smaller than a crop gives none; no photo large enough is a one-line error."""
+    sources = [p if s == 1 else _box(p.transpose(1, 2, 0), s).transpose(2, 0, 1) for p in photos for s in scales]
+    sources = [a for a in sources if min(a.shape[1:]) >= size]
+    if not sources: raise ValueError(f"no photo holds a {size} x {size} crop (height x width)")
+    x = _crops(sources, int(size), int(n), min_std, np.random.default_rng(seed)).astype(np.float32)
+    return np.divide(x, 255, out=x)
+
 def load_natural(split: str = "train", # a key of `NATURAL_SPLITS`: "train", "valid", "test" (held out) or "outside"
                  size: int = 32, # crop side in pixels
                  n: int | None = None, # number of crops; `None` -> `NATURAL_N[split]`
@@ -320,9 +342,8 @@ def load_natural(split: str = "train", # a key of `NATURAL_SPLITS`: "train", "va
     smallest = min(min(a.shape[1:]) for a in sources)
     if not isinstance(size, (int, np.integer)) or not 1 <= size <= smallest:
         raise ValueError(f"size must be an int in [1, {smallest}] (the smallest photo side), got {size!r}")
-    rng = np.random.default_rng([check_int("load_natural", "seed", seed, 0), tuple(NATURAL_SPLITS).index(split)])
-    x = _crops(sources, int(size), int(n), min_std, rng).astype(np.float32)
-    return np.divide(x, 255, out=x)
+    seeds = [check_int("load_natural", "seed", seed, 0), tuple(NATURAL_SPLITS).index(split)]
+    return photo_crops(sources, n, size, seeds, min_std=min_std, scales=(1,))
 
 # %% ../nbs/04_data.ipynb #cf655fdc
 DATASETS = {"fashion_mnist": lambda split, **kw: load_fashion_mnist(split, **kw)[0],

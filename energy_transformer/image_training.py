@@ -152,8 +152,12 @@ def train_inpainting(model_cfg: ImageETConfig | eqx.Module,  # a config, or an i
                      preset_name: str | None = None,  # recorded in the log
                      stop_at: int | None = None,  # stop after this step as if interrupted
                      descend_kw: tuple = (),  # extra keywords for `predict_tokens` in the loss, e.g. (("backprop_steps", 1),)
+                     beside: tuple[str, ...] = (),  # classical fills whose MSE on the evaluation images each evaluation shows
+                     meta: dict | None = None,  # entries added to the log
                      ) -> tuple[eqx.Module, dict]:
-    "Train a masked-image model with `fit`; the log adds the baselines and a final held-out evaluation."
+    """Train a masked-image model with `fit`; the log adds the baselines and a final held-out evaluation. `beside` names
+    fills of `CLASSICAL_FILLS` (e.g. "biharmonic"): their masked MSE on the same evaluation images, computed once, is
+    added to every evaluation as `<fill>_mse`, so each progress line shows the line to beat."""
     model = (ImageEnergyTransformer(model_cfg, key=jax.random.PRNGKey(tc.seed))
              if isinstance(model_cfg, ImageETConfig) else model_cfg)
     pt = model.patcher
@@ -165,16 +169,19 @@ def train_inpainting(model_cfg: ImageETConfig | eqx.Module,  # a config, or an i
     n_keep = keep_count(n_chosen, task.keep)
     ev_x, ev_mask = eval_set(test_x, pt.N, task.eval_size, task.mask_ratio)
     fx, fmask = eval_set(test_x, pt.N, task.final_eval_size, task.mask_ratio, seed=1)
+    fills = tuple(dict.fromkeys(("mean_fill", "biharmonic", *beside)))
+    eval_baselines = baselines(ev_x, ev_mask, pt, fills)
+    line = {f"{k}_mse": eval_baselines[k]["mse"] for k in beside}
 
     def final(m):
         return dict(n_images=len(fx), mask_ratio=task.mask_ratio, n_masked=int(fmask[0].sum()),
-                    model=evaluate(m, fx, fmask), **baselines(fx, fmask, pt))
+                    model=evaluate(m, fx, fmask), **baselines(fx, fmask, pt, fills))
 
     meta = dict(preset=preset_name, task="inpainting", task_config=task.to_dict(), n_chosen=n_chosen, n_keep=n_keep,
-                eval_baselines=baselines(ev_x, ev_mask, pt))
+                eval_baselines=eval_baselines, **(meta or {}))
     batches = image_batches(train_x, tc.batch_size, tc.seed, task.flip)
     model, log = fit(model, masked_image_loss(n_chosen, n_keep, descend_kw), batches,
-                     tc, evaluate=lambda m: evaluate(m, ev_x, ev_mask), final_evaluate=final, out=out, name=name,
+                     tc, evaluate=lambda m: {**evaluate(m, ev_x, ev_mask), **line}, final_evaluate=final, out=out, name=name,
                      resume=resume, progress=progress, stop_at=stop_at, meta=meta, mesh=mesh)
     return model, log
 
