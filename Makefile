@@ -13,13 +13,13 @@ PYTEST_WORKERS ?= 2
 # (unoptimised code, and the older loop emitter for fused element-wise code instead of its fusion emitters: a small
 # language model's training compiles in a quarter of the default time) and one compilation cache shared by all their
 # processes, which compile many of the same programs (_proc/jax_cache). The pages that mostly run large programs (whole
-# photos) keep XLA's defaults (tools/nbtest.py --optimised): page 14 took 40 CPU s against 69 with quick compilation,
+# photos) keep XLA's defaults (tools.nbtest --optimised): page 14 took 40 CPU s against 69 with quick compilation,
 # page 02's whole-photo cells 6 to 28 s each against 83 to 95, and page 26 (dynamic evaluation: the same step of a
 # trained model, thousands of times) 115 CPU s against 166. Benchmarks and training use neither.
 QUICK = XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false $$XLA_FLAGS" \
         JAX_COMPILATION_CACHE_DIR=$(CURDIR)/_proc/jax_cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
 OPTIMISED = 02_image_inpainting.ipynb,14_inpaint.ipynb,26_dynamic.ipynb
-NBTEST = $(QUICK) $(PY) tools/nbtest.py --n-workers $(NBDEV_WORKERS) --optimised $(OPTIMISED)
+NBTEST = $(QUICK) $(PY) -m tools.nbtest --n-workers $(NBDEV_WORKERS) --optimised $(OPTIMISED)
 # pytest-xdist spreads the test files over the cores, each file whole on one worker, so that a module-scoped fixture
 # (the README's runs, the rendered tiny site) is made once. (Its `loadgroup` cannot group tests under pytest 9: it
 # renames a test through an attribute pytest 9 no longer reads.)
@@ -38,7 +38,7 @@ export: setup
 ## Render the tutorial site into _docs/ (Quarto when installed, pandoc otherwise) with its API page and
 ## search index, and write README.md.
 site: export
-	$(PY) tools/build_site.py
+	$(PY) -m tools.build_site
 
 serve: site
 	$(PY) -m http.server --bind 127.0.0.1 --directory _docs 8000
@@ -58,7 +58,7 @@ test: setup sync lint
 
 ## The package is what the notebooks export, and the notebooks are clean (checked on a copy).
 sync: setup
-	$(PY) tools/check_sync.py
+	$(PY) -m tools.check_sync
 
 ## Every notebook as tests (nbdev's test runner, the same cells as `nbdev-test`), a line per notebook as it finishes;
 ## a failure names the notebook and the cell (`Cell #n`, counted from 1).
@@ -76,30 +76,30 @@ lint: setup
 ## Re-run notebooks and save their outputs (`make outputs NB="nbs/02_image_inpainting.ipynb ..."`; `#| slow` cells
 ## keep theirs), then clean them and shrink their figures.
 outputs: setup
-	$(PY) tools/run_notebooks.py $(NB)
+	$(PY) -m tools.run_notebooks $(NB)
 
 ## Re-encode the notebooks' PNG figures as palette PNGs where smaller (after re-running notebooks with --save).
 shrink: setup
-	$(PY) tools/shrink_figures.py
+	$(PY) -m tools.shrink_figures
 
 ## Also run the cells marked `#| slow` (large sweeps, timings, whole tables). They run only when ET_SLOW=1, in Jupyter
 ## too; the cells that retrain the shipped models (hours) need ET_RETRAIN=1 instead, and the shipped checkpoints and
 ## quality tables are rewritten only when ET_WRITE_SHIPPED=1 as well.
 test-slow: setup sync
-	ET_SLOW=1 $(PY) tools/nbtest.py --n-workers 1 --flags slow
+	ET_SLOW=1 $(PY) -m tools.nbtest --n-workers 1 --flags slow
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m slow tests/
 
 ## Load every page of the built site in headless Chromium (links and anchors, math, 390 px width, search);
 ## screenshots in screenshots/ (not published).
 browser-test: site
-	$(PY) tools/browser_test.py
+	$(PY) -m tools.browser_test
 
 lab: setup
 	$(BIN)/jupyter lab nbs/
 
 bench: setup
-	$(PY) benchmarks/variants.py
-	$(PY) benchmarks/run.py
+	$(PY) -m benchmarks.variants
+	$(PY) -m benchmarks.run
 
 clean:
 	rm -rf _docs _proc

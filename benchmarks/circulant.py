@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Circulant query and key projections: parameters, speed and inpainting quality against dense ones.
 
-    python benchmarks/circulant.py [--steps 1000] [--quick]
+    python -m benchmarks.circulant [--steps 1000] [--quick]
 
 A circulant projection gives head h the D x Y matrix W_h[i, a] = c_h[(i - a) mod D]: the first Y columns of the
 circulant matrix of one vector c_h of length D, so Q_h = g W_h is a circular cross-correlation of the token with
@@ -17,24 +17,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from benchmarks.equal_time import load
+from benchmarks.timing import timeit
+from energy_transformer.core import count_params
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
+from energy_transformer.image_training import preset, train_inpainting
+
 ROOT = Path(__file__).resolve().parents[1]
-for p in (str(ROOT), str(ROOT / "benchmarks")):
-    if p not in sys.path: sys.path.insert(0, p)
-
-import equinox as eqx  # noqa: E402
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from equal_time import load  # noqa: E402
-from jaxtyping import Array, Float  # noqa: E402
-from timing import timeit  # noqa: E402
-
-from energy_transformer.core import count_params  # noqa: E402
-from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
-from energy_transformer.image_training import preset, train_inpainting  # noqa: E402
 
 
 def circulant_columns(c: Float[Array, "H D"], Y: int) -> Float[Array, "H D Y"]:

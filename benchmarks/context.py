@@ -9,9 +9,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from equal_time import load
-from timing import memory, timeit
 
+from benchmarks.equal_time import load
+from benchmarks.timing import memory, timeit
 from energy_transformer import language as lm
 from energy_transformer.language_training import cached_generation_speed, kjv_alphabet, lm_preset
 from energy_transformer.train import make_optimizer, make_train_step, trainable

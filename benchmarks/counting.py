@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The counting baselines of the language models, each chosen on the validation books, into the shipped table.
 
-    python benchmarks/counting.py
+    python -m benchmarks.counting
 
 Fits unigram, Kneser-Ney (order 5, and at its validation-chosen order and discount, next character and the two-sided
 fill), PPMd, xz and zstd (each at its validation-chosen setting) to the training books of the King James Bible, scores

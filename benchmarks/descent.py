@@ -5,9 +5,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from equal_time import load
-from timing import compile_jit, memory, timeit
 
+from benchmarks.equal_time import load
+from benchmarks.timing import compile_jit, memory, timeit
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The shipped causal models read with dynamic evaluation, into the shipped table.
 
-    python benchmarks/dynamic_evaluation.py [--models kjv_ar kjv_ar_transformer] [--cost-only]
+    python -m benchmarks.dynamic_evaluation [--models kjv_ar kjv_ar_transformer] [--cost-only]
 
 For each model (`dynamic.dynamic_quality`): the step and the pull of dynamic evaluation chosen on the validation books
 (every pair of `dynamic.DYNAMIC_GRID`, each book read from the trained weights), then bits per character on the test

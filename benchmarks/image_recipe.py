@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Recipe choice for the Fashion-MNIST image ET, measured on a validation split.
 
-    python benchmarks/image_recipe.py [--seconds 200]
+    python -m benchmarks.image_recipe [--seconds 200]
 
 The last 5,000 training images are held out as the validation split (nothing here sees the test set). Each
 candidate trains for the same CPU time (`train_for_seconds`: throughput probed, then a full learning-rate schedule
@@ -12,20 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from benchmarks.equal_time import train_for_seconds
+from energy_transformer.core import ETConfig, count_params
+from energy_transformer.data import load_images
+from energy_transformer.image import ImageETConfig
+from energy_transformer.image_training import ImageTaskConfig, train_inpainting
+from energy_transformer.train import TrainConfig
+
 ROOT = Path(__file__).resolve().parents[1]
-for p in (str(ROOT), str(ROOT / "benchmarks")):
-    if p not in sys.path: sys.path.insert(0, p)
-
-from equal_time import train_for_seconds  # noqa: E402
-
-from energy_transformer.core import ETConfig, count_params  # noqa: E402
-from energy_transformer.data import load_images  # noqa: E402
-from energy_transformer.image import ImageETConfig  # noqa: E402
-from energy_transformer.image_training import ImageTaskConfig, train_inpainting  # noqa: E402
-from energy_transformer.train import TrainConfig  # noqa: E402
 
 N_VALID = 5000
 CANDIDATES = {  # name: (model, peak learning rate)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import jax
-from equal_time import load
 
+from benchmarks.equal_time import load
 from energy_transformer.checkpoint import checkpoint_dir, load_checkpoint
 from energy_transformer.data import load_images
 from energy_transformer.evaluate import baselines, eval_set, evaluate

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Which changes make an Energy Transformer a working character language model: an ablation on small models.
 
-    python benchmarks/language_ablation.py [--steps 1500] [--only NAME ...]
+    python -m benchmarks.language_ablation [--steps 1500] [--only NAME ...]
 
 Every row trains a small model (N = 64, D = 64, H = 4, Y = 16, M = 256, T = 4; about 37,000 parameters) on the training
 books of the King James Bible with the same recipe (batch 32, AdamW, lr 3e-3, warm-up then cosine decay), and scores
@@ -15,18 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+from energy_transformer.core import ETConfig, count_params
+from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer, matched_transformer
+from energy_transformer.language_training import fit_language_model, kjv_alphabet
+from energy_transformer.train import TrainConfig
 
-from energy_transformer.core import ETConfig, count_params  # noqa: E402
-from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer, matched_transformer  # noqa: E402
-from energy_transformer.language_training import fit_language_model, kjv_alphabet  # noqa: E402
-from energy_transformer.train import TrainConfig  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 OUT = ROOT / "benchmarks" / "results" / "language_ablation.json"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The shipped ET classifier's novelty detector: calibrated, written beside the checkpoint, and measured.
 
-    python benchmarks/novelty.py [--model fashion_mnist_classifier] [--quantile 0.95]
+    python -m benchmarks.novelty [--model fashion_mnist_classifier] [--quantile 0.95]
 
 `classify.calibrate_novelty` fits the class Gaussians on the model's features of all training images and sets the
 threshold at `--quantile` of the validation images' scores; the detector goes to `<model>.novelty.npz` beside the

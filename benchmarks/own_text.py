@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Held-out bits per character against CPU minutes on Debian's licence texts: the text presets and their neighbours.
 
-    python benchmarks/own_text.py [--minutes 20] [--candidates small,small_d96,...] [--quick]
+    python -m benchmarks.own_text [--minutes 20] [--candidates small,small_d96,...] [--quick]
 
 The text is every file of /usr/share/common-licenses (symbolic links read once), split as `et-train --text` splits
 it: the last 10% of each file held out. Each candidate is the small preset (`own_text.text_preset`) with one setting
@@ -21,12 +21,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+from energy_transformer.language_training import fit_language_model
+from energy_transformer.own_text import kneser_ney_line, read_text_file, split_text, text_preset
+from energy_transformer.text import CharVocab
 
-from energy_transformer.language_training import fit_language_model  # noqa: E402
-from energy_transformer.own_text import kneser_ney_line, read_text_file, split_text, text_preset  # noqa: E402
-from energy_transformer.text import CharVocab  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 LICENCES = Path("/usr/share/common-licenses")
 CANDIDATES = {  # name -> (model changes, training changes) to the small preset

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import jax
 import numpy as np
-from equal_time import load
-from timing import compile_jit, memory, timeit
 
+from benchmarks.equal_time import load
+from benchmarks.timing import compile_jit, memory, timeit
 from energy_transformer.core import ETConfig
 from energy_transformer.dense import ExponentialMemory, recall_batch
 from energy_transformer.language import CausalET, LMConfig

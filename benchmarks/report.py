@@ -2,8 +2,8 @@
 one and the machine it was measured on."""
 from __future__ import annotations
 
-from stamps import stamped_only
-from time_to_quality import METRIC, _value, ttq_summary
+from benchmarks.stamps import stamped_only
+from benchmarks.time_to_quality import METRIC, _value, ttq_summary
 
 GOALS = dict(roof_fraction=0.70, train_speedup=1.5, train_memory=5.0, flat_in_T=1.5, taylor_speedup=5.0, generation_speedup=10.0,
              context_step_speedup=5.0, context_generation_flat=1.5)

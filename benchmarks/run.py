@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """Headline benchmarks of `energy_transformer`, in one process: medians of several timed repeats after a warm-up.
 
-    python benchmarks/run.py                     # full settings; writes benchmarks/results/bench.{json,md}
-    python benchmarks/run.py --quick --out DIR   # tiny settings (seconds): checks that everything runs
-    python benchmarks/run.py --only descent ...  # measure some sections again; they replace theirs in bench.json
-    python benchmarks/run.py --recompute-quality # re-evaluate the shipped checkpoints instead of reading their logs
+    python -m benchmarks.run                     # full settings; writes benchmarks/results/bench.{json,md}
+    python -m benchmarks.run --quick --out DIR   # tiny settings (seconds): checks that everything runs
+    python -m benchmarks.run --only descent ...  # measure some sections again; they replace theirs in bench.json
+    python -m benchmarks.run --recompute-quality # re-evaluate the shipped checkpoints instead of reading their logs
 
 Sections: (1) float32 matmul roof (best of repeats over square products and the products the model runs),
 (2) ET descent step (analytic FLOPs, fraction of the roof, closed form vs autograd), (3) training step (naive
@@ -21,7 +21,7 @@ files' own stamps; a file without one is left out.
 Each section is measured in its own file next to this one (`descent.py`: roof, descent step, attention kinds;
 `training_step.py`; `recall_generation.py`: dense recall, generation; `context.py`; `inpainting_quality.py`;
 `time_to_quality.py`),
-rendered by `report.py`; this script runs them and merges their results.
+rendered by `report.py`; this module runs them and merges their results.
 """
 from __future__ import annotations
 
@@ -32,23 +32,18 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (str(ROOT), str(ROOT / "benchmarks")):
-    if _p not in sys.path: sys.path.insert(0, _p)
+from benchmarks.context import bench_context
+from benchmarks.descent import bench_attention, bench_descent, bench_roof
+from benchmarks.equal_time import load, machine
+from benchmarks.inpainting_quality import bench_quality
+from benchmarks.recall_generation import bench_dense, bench_generation
+from benchmarks.report import GOALS, _mib, markdown
+from benchmarks.stamps import SECTIONS, merge
+from benchmarks.time_to_quality import bench_time_to_quality, bench_training_methods
+from benchmarks.timing import MIN_TIME, stamped
+from benchmarks.training_step import bench_training, bench_training_candidates, bench_training_profile
 
-from context import bench_context  # noqa: E402
-from descent import bench_attention, bench_descent, bench_roof  # noqa: E402
-from equal_time import load, machine  # noqa: E402
-from inpainting_quality import bench_quality  # noqa: E402
-from recall_generation import bench_dense, bench_generation  # noqa: E402
-from report import GOALS, _mib, markdown  # noqa: E402
-from stamps import SECTIONS, merge  # noqa: E402
-from time_to_quality import RunsByMethod as RunsByMethod  # noqa: E402  (the pages look runs up by method through run.py)
-from time_to_quality import bench_time_to_quality, bench_training_methods  # noqa: E402
-from time_to_quality import read_runs as read_runs  # noqa: E402  (the pages read run files through run.py)
-from time_to_quality import ttq_summary as ttq_summary  # noqa: E402  (and bench.json's runs)
-from timing import MIN_TIME, stamped  # noqa: E402
-from training_step import bench_training, bench_training_candidates, bench_training_profile  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 FULL = dict(
     roof_sizes=(256, 512, 1024, 2048, 4096), roof_repeats=7,

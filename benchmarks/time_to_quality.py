@@ -41,7 +41,7 @@ def read_runs(folder: Path, keys: tuple = TTQ_KEYS) -> list[dict]:
 
 class RunsByMethod(dict):
     """Run rows of one task by method, for the pages: a method with no run is a one-line error that names it and the
-    `training_methods.py` command that makes it (`how`: the budget options, e.g. "--seconds 900")"""
+    `python -m benchmarks.training_methods` command that makes it (`how`: the budget options, e.g. "--seconds 900")"""
     def __init__(self, rows: list[dict], task: str, how: str):
         super().__init__((r["method"], r) for r in rows)
         self.task, self.how = task, how
@@ -57,8 +57,8 @@ class RunsByMethod(dict):
         return cls([r for r in rows if r["seconds"] is None and r["steps"] == steps], task, f"--steps {steps}")
 
     def __missing__(self, label):
-        raise FileNotFoundError(f"no {self.task} run {label!r} among the benchmark results; make it with python "
-                                f"benchmarks/training_methods.py --task {self.task} {label_options(label)} {self.how}")
+        raise FileNotFoundError(f"no {self.task} run {label!r} among the benchmark results; make it with python -m "
+                                f"benchmarks.training_methods --task {self.task} {label_options(label)} {self.how}")
 
 
 def label_options(label: str) -> str:

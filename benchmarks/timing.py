@@ -6,7 +6,8 @@ import statistics
 import time
 
 import jax
-from equal_time import load, machine
+
+from benchmarks.equal_time import load, machine
 
 STAMP = ("date", "cpu", "cores", "cores_used", "load_start", "load_end")
 

@@ -2,8 +2,8 @@
 """Time to quality: held-out quality against CPU seconds of training, for each task, each way of training its ET and
 the parameter-matched transformer. One run per call, so that runs can be pinned to cores (`taskset -c 0 ...`):
 
-    python benchmarks/training_methods.py --task image --method exact --seconds 240
-    python benchmarks/training_methods.py --list
+    python -m benchmarks.training_methods --task image --method exact --seconds 240
+    python -m benchmarks.training_methods --list
 
 Every run gets the same CPU time (seconds of `time.process_time`, all threads of the process): its throughput is
 probed on a short run, then a fresh model is trained with a full learning-rate schedule of as many steps as fit in
@@ -32,24 +32,19 @@ import functools
 import json
 import math
 import re
-import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for p in (str(ROOT), str(ROOT / "benchmarks")):
-    if p not in sys.path: sys.path.insert(0, p)
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import equinox as eqx  # noqa: E402
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from equal_time import cpu_rate, load, machine, train_for_seconds  # noqa: E402
-
-from energy_transformer.checkpoint import read_log, resolve_checkpoint  # noqa: E402
-from energy_transformer.classify import (  # noqa: E402
+from benchmarks.equal_time import cpu_rate, load, machine, train_for_seconds
+from energy_transformer.checkpoint import read_log, resolve_checkpoint
+from energy_transformer.classify import (
     ClassifierConfig,
     ImageClassifier,
     PixelMLP,
@@ -60,19 +55,21 @@ from energy_transformer.classify import (  # noqa: E402
     fit_classifier,
     matched_transformer,
 )
-from energy_transformer.convnet import matched_convnet  # noqa: E402
-from energy_transformer.core import EnergyTransformer, ETConfig, count_params  # noqa: E402
-from energy_transformer.data import load_images, load_natural  # noqa: E402
-from energy_transformer.evaluate import eval_set, evaluate  # noqa: E402
-from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae  # noqa: E402
-from energy_transformer.image_training import fastest_exact_path, masked_image_loss, preset, train_inpainting  # noqa: E402
-from energy_transformer.language import CausalTransformer, MaskedTransformer  # noqa: E402
-from energy_transformer.language import matched_transformer as matched_lm  # noqa: E402
-from energy_transformer.language_training import context_profile, fit_language_model, kjv_alphabet, lm_evaluator, lm_preset  # noqa: E402
-from energy_transformer.patches import keep_count, mask_count  # noqa: E402
-from energy_transformer.pretrained import load_pretrained  # noqa: E402
-from energy_transformer.text import kjv_splits  # noqa: E402
-from energy_transformer.train import TrainConfig, trainable  # noqa: E402
+from energy_transformer.convnet import matched_convnet
+from energy_transformer.core import EnergyTransformer, ETConfig, count_params
+from energy_transformer.data import load_images, load_natural
+from energy_transformer.evaluate import eval_set, evaluate
+from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
+from energy_transformer.image_training import fastest_exact_path, masked_image_loss, preset, train_inpainting
+from energy_transformer.language import CausalTransformer, MaskedTransformer
+from energy_transformer.language import matched_transformer as matched_lm
+from energy_transformer.language_training import context_profile, fit_language_model, kjv_alphabet, lm_evaluator, lm_preset
+from energy_transformer.patches import keep_count, mask_count
+from energy_transformer.pretrained import load_pretrained
+from energy_transformer.text import kjv_splits
+from energy_transformer.train import TrainConfig, trainable
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RESULTS = ROOT / "benchmarks" / "results" / "ttq"
 EQUAL_STEPS = RESULTS.parent / "equal_steps"  # runs of given steps (`--steps`), outside the equal-time tables

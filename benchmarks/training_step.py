@@ -10,10 +10,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from descent import bench_breakdown
-from equal_time import load
-from timing import memory, timeit, timeit_interleaved
 
+from benchmarks.descent import bench_breakdown
+from benchmarks.equal_time import load
+from benchmarks.timing import memory, timeit, timeit_interleaved
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.image_training import compiled_train_step, masked_image_loss, preset
 from energy_transformer.patches import keep_count, mask_count

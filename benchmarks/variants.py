@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Training-gradient variants of the image model's descent, timed side by side with the package's two paths.
 
-    python benchmarks/variants.py [--quick] [--T 12] [--batch 64]
+    python -m benchmarks.variants [--quick] [--T 12] [--batch 64]
 
 Each variant is the gradient of the same masked-patch loss (`train.masked_loss`'s recipe) with respect to all
 trainable arrays, differing only in how the T descent steps are computed and checkpointed:
@@ -34,28 +34,25 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from functools import partial
 from pathlib import Path
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from benchmarks.equal_time import load, machine
+from benchmarks.timing import MIN_TIME, STAMP, memory, timeit
+from energy_transformer.attention import _allowed, _masked_lse_softmax
+from energy_transformer.core import descend
+from energy_transformer.evaluate import masked_mse
+from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
+from energy_transformer.patches import keep_count, make_masks, mask_count
+from energy_transformer.train import trainable
+
 ROOT = Path(__file__).resolve().parents[1]
-for p in (str(ROOT), str(ROOT / "benchmarks")):
-    if p not in sys.path: sys.path.insert(0, p)
-
-import equinox as eqx  # noqa: E402
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from equal_time import load, machine  # noqa: E402
-from jax import lax  # noqa: E402
-from timing import MIN_TIME, STAMP, memory, timeit  # noqa: E402
-
-from energy_transformer.attention import _allowed, _masked_lse_softmax  # noqa: E402
-from energy_transformer.core import descend  # noqa: E402
-from energy_transformer.evaluate import masked_mse  # noqa: E402
-from energy_transformer.image import ImageEnergyTransformer, ImageETConfig  # noqa: E402
-from energy_transformer.patches import keep_count, make_masks, mask_count  # noqa: E402
-from energy_transformer.train import trainable  # noqa: E402
 
 
 def _fused_forward(W, Xi, beta, g, Y, exclude_self, causal):

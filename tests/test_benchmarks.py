@@ -1,6 +1,6 @@
 """The benchmark script runs end to end on tiny settings and writes complete results, every section with the machine
 it ran on (nothing about how fast anything is: speed is what the benchmark reports, not what a test asserts)."""
-import importlib.util
+import importlib
 import json
 import math
 import re
@@ -38,7 +38,7 @@ def numbers(x):
 
 
 def test_quick_benchmark_end_to_end(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--out", str(tmp_path)],
+    p = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--out", str(tmp_path)],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     r = json.loads((tmp_path / "bench.json").read_text())
@@ -103,9 +103,8 @@ def test_quick_benchmark_end_to_end(tmp_path):
 
 
 def _bench(name: str):
-    "A module of benchmarks/ (files beside each other that import one another, not part of the package)"
-    if str(ROOT / "benchmarks") not in sys.path: sys.path.insert(0, str(ROOT / "benchmarks"))
-    return importlib.import_module(name)
+    "A module of the `benchmarks` package (beside the library, not installed with it)"
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 def test_bench_md_is_the_shipped_bench_json():
@@ -191,10 +190,8 @@ def test_time_to_quality_widths(tmp_path):
 
 def test_only_merges_into_the_shipped_bench_json(tmp_path):
     """`run.py --only time_to_quality` (a section read from files: nothing timed) replaces that section in an earlier
-    bench.json and keeps the others as they were; run.py still offers `ttq_summary`, which the pages read runs through"""
-    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    bench.json and keeps the others as they were"""
+    run = _bench("run")
     shipped = json.loads((ROOT / "benchmarks" / "results" / "bench.json").read_text())
     (tmp_path / "bench.json").write_text(json.dumps(shipped))
     run.main(["--only", "time_to_quality", "--out", str(tmp_path)])
@@ -205,7 +202,7 @@ def test_only_merges_into_the_shipped_bench_json(tmp_path):
         if k != "time_to_quality": assert r.get(k) == shipped.get(k), k
     assert (tmp_path / "bench.md").read_text() == _bench("report").markdown(r)
     image = r["time_to_quality"]["image"]
-    assert [e["seconds"] for e in run.ttq_summary(image)] == sorted({x["seconds"] for x in image["rows"]})
+    assert [e["seconds"] for e in tq.ttq_summary(image)] == sorted({x["seconds"] for x in image["rows"]})
 
 
 def test_merge_keeps_stamped_sections_only():
@@ -466,8 +463,8 @@ def test_runs_by_method_name_a_missing_run_and_its_command():
     assert runs["warm T=2"]["valid"] == 0.00136
     with pytest.raises(FileNotFoundError) as e:
         runs["warm T=9"]
-    assert str(e.value) == ("no natural_image run 'warm T=9' among the benchmark results; make it with python "
-                            "benchmarks/training_methods.py --task natural_image --method 'warm T=9' --seconds 900")
+    assert str(e.value) == ("no natural_image run 'warm T=9' among the benchmark results; make it with python -m "
+                            "benchmarks.training_methods --task natural_image --method 'warm T=9' --seconds 900")
     rows = [{"method": "warm T=2", "seconds": 900.0, "valid": 1.0}, {"method": "warm T=2", "seconds": 5049.0, "valid": 2.0}]
     full = _bench("time_to_quality").RunsByMethod.at(rows, "natural_image", 5049.0)  # one budget's runs
     assert list(full) == ["warm T=2"] and full["warm T=2"]["valid"] == 2.0

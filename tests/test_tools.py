@@ -1,9 +1,10 @@
-"""Tests of the project's tools (tools/build_site.py, tools/browser_test.py, tools/check_sync.py,
-tools/ship_checkpoint.py) and of the notebook-test command, on a tiny nbdev project built in a temporary folder
-(independent of the real notebooks)."""
+"""Tests of the project's tools (tools.build_site, tools.browser_test, tools.check_sync, tools.ship_checkpoint, run
+from the repository root as `python -m tools.<name>`) and of the notebook-test command, on a tiny nbdev project built in
+a temporary folder (independent of the real notebooks)."""
 import base64
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,18 +21,9 @@ from PIL import Image
 from energy_transformer.checkpoint import named_leaves, read_checkpoint, save_checkpoint
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.pretrained import load_pretrained
+from tools import build_site, run_notebooks, ship_checkpoint, shrink_figures, site_api, site_nav, site_search
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = ROOT / "tools"
-sys.path.insert(0, str(TOOLS))
-import build_site  # noqa: E402
-import run_notebooks  # noqa: E402
-import ship_checkpoint  # noqa: E402
-import shrink_figures  # noqa: E402
-import site_api  # noqa: E402
-import site_nav  # noqa: E402
-import site_search  # noqa: E402
-
 PY = sys.executable
 BIN = Path(PY).parent
 HAVE_PANDOC = shutil.which("pandoc") is not None
@@ -92,6 +84,11 @@ def _nb(cells):
     return nb
 
 
+def tiny_env(root: Path) -> dict:
+    "The environment of a tool run on the tiny project: its package is not installed, so it is on PYTHONPATH"
+    return {**os.environ, "PYTHONPATH": str(root)}
+
+
 def make_project(root: Path) -> Path:
     "A two-page nbdev project: a home page and a topic page using every feature the site renders."
     (root / "nbs" / "images").mkdir(parents=True)
@@ -146,12 +143,12 @@ def make_project(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    "The tiny project, rendered once by tools/build_site.py with pandoc."
+    "The tiny project, rendered once by tools.build_site with pandoc."
     if not HAVE_PANDOC: pytest.skip("pandoc is not installed")
     root = make_project(tmp_path_factory.mktemp("tiny"))
     subprocess.run([str(BIN / "nbdev-export")], cwd=root, check=True, capture_output=True)
-    r = subprocess.run([PY, str(TOOLS / "build_site.py"), "--root", str(root), "--force-pandoc"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([PY, "-m", "tools.build_site", "--root", str(root), "--force-pandoc"], cwd=ROOT,
+                       env=tiny_env(root), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     return root, r.stdout
 
@@ -360,16 +357,16 @@ def test_build_fails_naming_missing_image_and_broken_notebook(tmp_path):
     nb = nbformat.read(nbp, as_version=4)
     nb.cells.append(new_markdown_cell("![gone](images/not_there.png)"))
     nbformat.write(nb, nbp)
-    r = subprocess.run([PY, str(TOOLS / "build_site.py"), "--root", str(root), "--force-pandoc"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([PY, "-m", "tools.build_site", "--root", str(root), "--force-pandoc"], cwd=ROOT,
+                       env=tiny_env(root), capture_output=True, text=True, timeout=300)
     assert r.returncode == 1
     assert "00_topic.ipynb" in r.stderr and "nbs/images/not_there.png" in r.stderr
     assert (root / "_docs" / "index.html").exists()                      # the other pages are still built
     # a notebook that nbdev cannot process (a cell mixing an import with code that needs earlier cells)
     nb.cells[-1] = new_code_cell("import math\nundefined_name + 1")
     nbformat.write(nb, nbp)
-    r = subprocess.run([PY, str(TOOLS / "build_site.py"), "--root", str(root), "--force-pandoc"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([PY, "-m", "tools.build_site", "--root", str(root), "--force-pandoc"], cwd=ROOT,
+                       env=tiny_env(root), capture_output=True, text=True, timeout=300)
     assert r.returncode == 1
     assert "--- 00_topic.ipynb:" in r.stderr and "NameError" in r.stderr and "own" in r.stderr
 
@@ -416,10 +413,10 @@ def test_browser_test_passes_then_names_page_and_problems(site, tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(root / "_docs", docs)
     shots = tmp_path / "shots"
-    run = lambda *a: subprocess.run([PY, str(TOOLS / "browser_test.py"), "--root", str(root), "--docs", str(docs),
+    run = lambda *a: subprocess.run([PY, "-m", "tools.browser_test", "--root", str(root), "--docs", str(docs),
                                      "--shots", str(shots), "--search", "zyzzyva",
                                      "--expect", r"^topic\.html#measured-quality$", *a],
-                                    capture_output=True, text=True, timeout=300)
+                                    cwd=ROOT, capture_output=True, text=True, timeout=300)
     r = run()
     assert r.returncode == 0, r.stdout + r.stderr
     assert "browser test: 3 pages, 0 failed" in r.stdout
@@ -461,7 +458,7 @@ def test_check_sync_detects_hand_edit_and_unclean_notebook(tmp_path):
     root = make_project(tmp_path)
     subprocess.run([str(BIN / "nbdev-export")], cwd=root, check=True, capture_output=True)
     subprocess.run([str(BIN / "nbdev-clean")], cwd=root, check=True, capture_output=True)
-    check = lambda: subprocess.run([PY, str(TOOLS / "check_sync.py"), "--root", str(root)],
+    check = lambda: subprocess.run([PY, "-m", "tools.check_sync", "--root", str(root)], cwd=ROOT,
                                    capture_output=True, text=True, timeout=120)
     r = check()
     assert r.returncode == 0, r.stdout + r.stderr

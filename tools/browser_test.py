@@ -21,7 +21,7 @@ toggle shows it; the search box finds the expected section for a query (by defau
 layer norm section).
 
 Screenshots go to ROOT/screenshots/ (git-ignored), never into the published folder.
-Usage: python tools/browser_test.py [--docs _docs] [--shots screenshots] [--width 1400]
+Usage: python -m tools.browser_test [--docs _docs] [--shots screenshots] [--width 1400]
 Needs Debian's chromium and chromium-driver (`make setup` installs them) and selenium.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from site_nav import load_quarto_yml, prune_tree, sidebar_tree, tree_pages, use_api_page
+from tools.site_nav import load_quarto_yml, prune_tree, sidebar_tree, tree_pages, use_api_page
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

@@ -14,7 +14,7 @@ run (nbdev's processing only re-runs the import, export and show_doc cells that 
 README.md is pandoc's GitHub markdown of the processed `index.ipynb`, with relative links into `nbs/` that
 work in a checkout (and on GitHub).
 
-Usage: python tools/build_site.py [--root DIR] [--force-pandoc] [--no-readme] [--workers N]
+Usage: python -m tools.build_site [--root DIR] [--force-pandoc] [--no-readme] [--workers N]
 """
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
-from site_api import API_HTML, ApiPage, load_modidx
-from site_nav import (
+
+from tools.site_api import API_HTML, ApiPage, load_modidx
+from tools.site_nav import (
     API_SRC,
     load_quarto_yml,
     navbar_html,
@@ -45,7 +46,7 @@ from site_nav import (
     tree_pages,
     use_api_page,
 )
-from site_search import write_search
+from tools.site_search import write_search
 
 HERE = Path(__file__).resolve().parent
 SITE = HERE / "site"
@@ -221,7 +222,6 @@ def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int, note
     import warnings
 
     from nbdev.serve import proc_nbs
-    if str(root) not in sys.path: sys.path.insert(0, str(root))
     if workers > 0:
         try: return Path(proc_nbs(str(nbs), n_workers=workers)), {}
         except Exception: pass   # find out which notebooks fail, one at a time

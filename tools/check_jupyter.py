@@ -7,7 +7,7 @@ written back. The report gives each notebook's wall time and its slowest cells; 
 when it takes longer than --budget seconds, or when a file that git tracks differs after the run (compared by
 content with the state before it). Not part of `make test`: it takes minutes per notebook.
 
-Usage: python tools/check_jupyter.py [nbs/02_image_inpainting.ipynb ...] [--budget 180] [--timeout 600]
+Usage: python -m tools.check_jupyter [nbs/02_image_inpainting.ipynb ...] [--budget 180] [--timeout 600]
        (no notebooks: every notebook in nbs/)
 """
 from __future__ import annotations

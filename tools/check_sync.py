@@ -6,7 +6,7 @@ A copy of the notebooks, pyproject.toml, settings.ini and the package goes to a 
 `nbdev-export` and `nbdev-clean` run; any module that the export changes, adds or removes and any notebook
 that the clean changes is reported by name (with the first lines of its diff), and the exit status is 1.
 
-Usage: python tools/check_sync.py [--root DIR] [--no-clean]
+Usage: python -m tools.check_sync [--root DIR] [--no-clean]
 """
 from __future__ import annotations
 
@@ -47,7 +47,6 @@ def _diff(a: Path | None, b: Path | None, name: str, n: int = 12) -> str:
 
 def check(root: Path, clean: bool = True) -> list[str]:
     "Problems found (empty when the package and notebooks are in sync)."
-    sys.path.insert(0, str(root))
     from nbdev.config import get_config
     cfg = get_config(root)
     lib, nbs = Path(cfg.lib_path), Path(cfg.nbs_path)

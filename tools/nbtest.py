@@ -11,7 +11,7 @@ When XLA_FLAGS asks for quick compilation (`make test` does: its notebooks mostl
 for moments), the notebooks named by --optimised (those that mostly run large programs: whole photos, the shipped
 models) run in workers of their own with XLA's default optimisation instead.
 
-Usage: python tools/nbtest.py [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow] [--cell-timing-min 5]
+Usage: python -m tools.nbtest [nbs/01_energy_transformer.ipynb ...] [--n-workers 2] [--flags slow] [--cell-timing-min 5]
        [--optimised 14_inpaint.ipynb,...]
 """
 from __future__ import annotations

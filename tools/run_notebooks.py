@@ -5,9 +5,9 @@ The cells run are the ones `nbdev-test` runs (nbdev's `nb_test_cells`: the proje
 ...); the others, such as the cells flagged `#| slow` (sweeps, timings), keep the outputs they have. Pass --slow to
 run those too (it sets ET_SLOW=1, without which they do nothing; the slow cells that retrain the shipped models also
 need ET_RETRAIN=1). Each notebook runs in its own folder (`nbs/`), stops at its first failing cell, and is written back
-only if every cell ran; then `nbdev-clean` and `tools/shrink_figures.py` tidy it.
+only if every cell ran; then `nbdev-clean` and `tools.shrink_figures` tidy it.
 
-Usage: python tools/run_notebooks.py nbs/02_image_inpainting.ipynb [more notebooks] [--slow]
+Usage: python -m tools.run_notebooks nbs/02_image_inpainting.ipynb [more notebooks] [--slow]
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from fastcore.nbio import read_nb, write_nb
 from nbdev.config import get_config
 from nbdev.test import nb_test_cells
 
-HERE = Path(__file__).resolve().parent
+from tools import shrink_figures
 
 
 def run(path: Path, skip_flags: list[str], force_flags: list[str] = ()) -> float:
@@ -54,7 +54,7 @@ def main(argv=None):
         print(f"{p}: ran in {secs:.0f} s", flush=True)
     bin_ = Path(sys.executable).parent
     for p in a.notebooks: subprocess.run([str(bin_ / "nbdev-clean"), "--fname", str(p)], check=True)
-    subprocess.run([sys.executable, str(HERE / "shrink_figures.py"), *map(str, a.notebooks)], check=True)
+    shrink_figures.main([str(p) for p in a.notebooks])
 
 
 if __name__ == "__main__":

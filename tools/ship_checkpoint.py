@@ -2,7 +2,7 @@
 `.json` file beside it rather than in the header (a header is stored as UTF-32 text, so a long log costs
 about a megabyte per file).
 
-    python tools/ship_checkpoint.py retrained/natural.npz retrained/matched_natural.npz"""
+    python -m tools.ship_checkpoint retrained/natural.npz retrained/matched_natural.npz"""
 import argparse
 import json
 from pathlib import Path

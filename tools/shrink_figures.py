@@ -2,7 +2,7 @@
 """Re-encode the PNG figures stored in notebook outputs as palette PNGs (at most 256 colours), keeping each one
 only where it is smaller. Line plots and image grids lose nothing visible; the notebooks stay light.
 
-    python tools/shrink_figures.py nbs/02_image_inpainting.ipynb ...   (default: every notebook in nbs/)
+    python -m tools.shrink_figures nbs/02_image_inpainting.ipynb ...   (default: every notebook in nbs/)
 """
 from __future__ import annotations
 

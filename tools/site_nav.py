@@ -8,7 +8,8 @@ import html
 from pathlib import Path
 
 import yaml
-from site_api import API_HTML, API_TITLE
+
+from tools.site_api import API_HTML, API_TITLE
 
 API_SRC = "(api)"   # the key of the generated API reference page among the page sources
 
