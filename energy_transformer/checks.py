@@ -267,7 +267,7 @@ def check_pixels(width: int, height: int, # the size an image file declares
                 ) -> None:
     "A one-line `LimitError` (a `ValueError`) when an image declares more than `limit` pixels (checked before decoding)"
     if width * height > limit:
-        raise LimitError(f"{name}: {width}x{height} = {width * height / 1e6:.1f} megapixels, more than the "
+        raise LimitError(f"{name}: {height} x {width} (height x width) = {width * height / 1e6:.1f} megapixels, more than the "
                          f"{limit / 1e6:g} allowed (scale the photo down)")
 
 def check_output_dir(path: str | os.PathLike, # the folder to write into (created when missing)

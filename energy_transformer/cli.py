@@ -108,7 +108,8 @@ def _check_sizes(photos: list[Path], masks: list[Path | None], window: tuple[int
     h, w = window
     for ph, mk in zip(photos, masks, strict=True):
         H, W = inpaint._image_size(ph)
-        if H < h or W < w: raise ValueError(f"{ph}: image {H}x{W} is smaller than the model's {h}x{w} window")
+        if H < h or W < w:
+            raise ValueError(f"{ph}: image {H} x {W} (height x width) is smaller than the model's {h} x {w} window")
         if mk is not None and (size := inpaint._image_size(mk)) != (H, W):
             raise ValueError(f"--mask {mk} is {size[0]} x {size[1]} pixels but the photo is {H} x {W} (height x width: {ph})")
 

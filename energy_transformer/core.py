@@ -29,7 +29,9 @@ __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'p
 
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
 def count_params(tree) -> int:
-    "Number of scalars in the floating-point arrays of a pytree: an equinox module, or its shapes (`params_of`)"
+    "Number of scalars in the floating-point arrays of a pytree: an equinox module, or its shapes (`params_of`); all of them"
+    # with the step size alpha and the inverse temperatures beta that training keeps fixed (`train.FROZEN`): a training
+    # log's n_params counts the trained ones, `count_params(eqx.filter(m, trainable(m)))` (2 fewer for a one-block ET)
     is_float = lambda a: isinstance(a, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)) and jnp.issubdtype(a.dtype, jnp.inexact)
     return int(sum(math.prod(a.shape) for a in jax.tree.leaves(tree) if is_float(a)))
 

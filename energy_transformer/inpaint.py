@@ -87,10 +87,11 @@ def inpaint_photo(model: eqx.Module,  # an image model with `patcher` and `predi
         raise ValueError(f"photo must be {C} x H x W for this model, got shape {photo.shape}")
     if region is None and not 0 < mask_ratio < 1: raise ValueError(f"mask ratio must be in (0, 1), got {mask_ratio}")
     if region is not None and np.shape(region) != photo.shape[1:]:
-        raise ValueError(f"region must cover the photo's {photo.shape[1]} x {photo.shape[2]} pixels, got shape "
+        raise ValueError(f"region must cover the photo's {photo.shape[1]} x {photo.shape[2]} pixels (height x width), got shape "
                          f"{np.shape(region)}")
     if photo.shape[1] < h or photo.shape[2] < w:
-        raise ValueError(f"image {photo.shape[1]}x{photo.shape[2]} is smaller than the model's {h}x{w} window")
+        raise ValueError(f"image {photo.shape[1]} x {photo.shape[2]} (height x width) is smaller than the model's {h} x {w} "
+                         "window")
     stride = max(p, min(h, w) // 2 // p * p) if stride is None else stride
     if not isinstance(stride, (int, np.integer)) or stride % p or not p <= stride <= min(h, w):
         raise ValueError(f"stride must be a multiple of the patch size {p} from {p} to {min(h, w)}, got {stride!r}")
@@ -346,7 +347,8 @@ def region_masks(shape: tuple[int, int],  # the photo's H x W pixels
     H, W = (check_int("region_masks", "shape", v) for v in shape)
     check_int("region_masks", "square", square); check_int("region_masks", "width", width)
     if min(H, W) < 2 * square:
-        raise ValueError(f"region_masks: the photo ({H} x {W}) must be at least twice the square ({square}) each way")
+        raise ValueError(f"region_masks: the photo ({H} x {W}, height x width) must be at least twice the square ({square}) "
+                         "each way")
     rng = np.random.default_rng([check_int("region_masks", "seed", seed, 0), H, W])
     sq = np.zeros((H, W), bool); i, j = rng.integers(0, H - square + 1), rng.integers(0, W - square + 1)
     sq[i:i + square, j:j + square] = True

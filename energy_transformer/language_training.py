@@ -424,6 +424,7 @@ def _et_generate_args(prompt: str = None, # text to continue; without it, a new 
                       top_k: int = None, # autoregressive model: sample among the k most likely characters
                       top_p: float = None, # autoregressive model: sample from the nucleus of this probability mass
                       seed: int = 0, # random seed
+                      unknown: str = "error", # characters the model never saw in --prompt or --fill: error, skip or replace
                      ):
     ("Write text with a character-level Energy Transformer trained on the King James Bible (or on your own text: "
      "--model <out>/<name>.npz of et-train --text): continue --prompt "
@@ -442,6 +443,8 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
     if a.fill is not None and a.length is not None:
         print("et-generate: error: --length does not apply to --fill (its blanks set the length)", file=sys.stderr); sys.exit(2)
     length = 200 if a.length is None else a.length
+    flags = dict(length="--length", seed="--seed", temperature="--temperature", top_k="--top-k", top_p="--top-p",
+                 rounds="--steps")  # the functions' arguments as the command's options, in its messages
     def stream(prompt):  # prints the prompt with the first new text, once the arguments have passed their checks
         pending = [prompt]
         return lambda text: print((pending.pop() if pending else "") + text, end="", flush=True)
@@ -451,16 +454,19 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
         if masked and (a.top_k is not None or a.top_p is not None):
             raise ValueError("--top-k and --top-p apply to the autoregressive model only, not to unmasking")
         if not masked and a.steps is not None: raise ValueError("--steps applies to the masked model only")
+        text = a.fill if a.fill is not None else a.prompt  # --unknown: drop or replace the characters the model never saw
+        if text is not None: text = m.vocab.clean(text, a.unknown, keep="_" * (a.fill is not None), option="--unknown ")
         given = lambda **kw: {k: v for k, v in kw.items() if v is not None}  # options not given keep each function's default
-        if a.fill is not None: print(lm.fill(m, a.fill, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
+        if a.fill is not None: print(lm.fill(m, text, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
         if m.config.objective == "mlm":
-            lm.generate_masked(m, length, a.prompt or "", seed=a.seed, on_text=stream(a.prompt or ""),
+            lm.generate_masked(m, length, text or "", seed=a.seed, on_text=stream(text or ""),
                                **given(rounds=a.steps, temperature=a.temperature))
         else:  # no prompt: the context is a line break (the end of a verse), or a space in a text without one
             start = "\n" if "\n" in m.vocab.chars else " " if " " in m.vocab.chars else m.vocab.chars[0]
-            lm.generate(m, a.prompt or start, length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(a.prompt or ""),
+            lm.generate(m, text or start, length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(text or ""),
                         **given(temperature=a.temperature))
         print()
-    except (ValueError, TypeError, FileNotFoundError) as e:
-        print(f"et-generate: error: {e}", file=sys.stderr); sys.exit(2)
+    except (ValueError, TypeError, OSError) as e:  # the options by their names, not the functions' arguments
+        msg = re.sub(r"\b(?:generate|generate_masked|fill)\.(\w+)", lambda g: flags.get(g[1], g[0]), str(e))
+        print(f"et-generate: error: {msg}", file=sys.stderr); sys.exit(2)
 

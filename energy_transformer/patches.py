@@ -36,7 +36,7 @@ class Patcher:
             raise ValueError(f"patch size p must be a positive int, got {self.p!r}")
         C, Hpx, Wpx = shape
         if Hpx % self.p or Wpx % self.p:
-            raise ValueError(f"image size {Hpx}x{Wpx} is not divisible by the patch size {self.p}")
+            raise ValueError(f"image size {Hpx} x {Wpx} (height x width) is not divisible by the patch size {self.p}")
         object.__setattr__(self, "image_shape", tuple(int(s) for s in shape))
         object.__setattr__(self, "p", int(self.p))
 

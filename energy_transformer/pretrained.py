@@ -32,8 +32,8 @@ MODEL_CLASSES: dict[str, type[eqx.Module]] = {  # a checkpoint header's "class" 
 
 
 def available_models() -> list[str]:
-    "Names of the shipped checkpoints (file stems in `checkpoint_dir()`)."
-    return sorted(p.stem for p in checkpoint_dir().glob("*.npz"))
+    "Names of the shipped checkpoints (file stems in `checkpoint_dir()`; not a model's side files such as its `.novelty.npz`)."
+    return sorted(p.stem for p in checkpoint_dir().glob("*.npz") if "." not in p.stem)
 
 
 def load_pretrained(name_or_path: str | os.PathLike,  # a name from `available_models()` or a checkpoint file

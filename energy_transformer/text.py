@@ -81,6 +81,26 @@ class CharVocab:
         "Characters of `text` outside the alphabet, sorted"
         return sorted(set(text) - set(self.chars))
 
+    @property
+    def filler(self) -> str:
+        "The character `clean` writes for an unknown one: a space when the alphabet has one, else its first character"
+        return " " if " " in self.chars else self.chars[0]
+
+    def clean(self, text: str, # text that may hold characters outside the alphabet
+              unknown: str = "error", # "error": a one-line error naming them; "skip": drop them; "replace": write `filler`
+              keep: str = "", # characters left as they are (e.g. the blank of a text to fill)
+              option: str = "unknown=", # how the message names the choice (a command line: "--unknown ")
+             ) -> str:
+        "`text` with the characters outside the alphabet (but those of `keep`) dropped or replaced, or an error naming them"
+        name = option.strip(" =")
+        if unknown not in ("error", "skip", "replace"):
+            raise ValueError(f"{name} must be error, skip or replace, got {unknown!r}")
+        bad = "".join(c for c in self.unknown(text) if c not in keep)
+        if bad and unknown == "error":
+            raise ValueError(f"characters not in the vocabulary: {bad!r} ({option}skip drops them, {option}replace "
+                             f"writes {self.filler!r} for each)")
+        return "".join(("" if unknown == "skip" else self.filler) if c in bad else c for c in text) if bad else text
+
     def encode(self, text: str) -> np.ndarray:
         "Ids of the characters of `text` (int32); a one-line error names characters outside the alphabet"
         bad = self.unknown(text)

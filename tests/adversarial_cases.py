@@ -57,6 +57,7 @@ from energy_transformer.data import (
     idx_sha256,
     load_fashion_mnist,
     load_natural,
+    load_photo,
     read_idx,
 )
 from energy_transformer.dense import (
@@ -73,6 +74,7 @@ from energy_transformer.image_training import et_train
 from energy_transformer.inpaint import centre_weights, inpaint_photo, read_photo, side_by_side
 from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
 from energy_transformer.language_training import et_generate, load_language_model
+from energy_transformer.own_text import MAX_TEXT_BYTES, et_train_text
 from energy_transformer.paper import load_paper_npz, paper_layout
 from energy_transformer.patches import random_masks
 from energy_transformer.patterns import flip_bits, pattern_mosaic, random_patterns, recall_animation, render_glyph
@@ -288,6 +290,39 @@ class World:
         p = self.path("mask.png")
         Image.fromarray(np.full((H, W), value, np.uint8)).save(p)
         return p
+
+    def folder(self, name: str, files: dict[str, bytes | Path]) -> Path:
+        "A folder holding `files`: name -> its bytes, or a file to copy"
+        d = self.path(name); d.mkdir(exist_ok=True)
+        for f, v in files.items(): (d / f).write_bytes(v if isinstance(v, bytes) else Path(v).read_bytes())
+        return d
+
+    @cached_property
+    def coffee(self) -> Path:
+        "A natural photo (scikit-image's coffee at a quarter size, 100 x 150 pixels) as a PNG"
+        p = self.path("coffee.png")
+        Image.fromarray((load_photo("coffee", 4).transpose(1, 2, 0) * 255).round().astype(np.uint8)).save(p)
+        return p
+
+    def small_photo(self, H: int, W: int) -> Path:
+        p = self.path(f"small-{H}x{W}.png")
+        Image.fromarray(np.full((H, W), 128, np.uint8)).save(p)
+        return p
+
+    def text(self, name: str, data: bytes) -> Path:
+        p = self.path(name); p.write_bytes(data)
+        return p
+
+    @cached_property
+    def huge_text(self) -> Path:
+        "A sparse file one byte larger than `MAX_TEXT_BYTES` (nothing written to disk)"
+        p = self.path("huge.txt")
+        with open(p, "wb") as f: f.truncate(MAX_TEXT_BYTES + 1)
+        return p
+
+    def train_text(self, *args: str):
+        "`et-train --text ...` into a folder of its own, quiet"
+        return et_train_text(["--text", *map(str, args), "--out", str(self.path("text-out")), "--quiet"])
 
     @cached_property
     def one_bit(self):
@@ -535,13 +570,15 @@ CASES: list[Case] = [
          lambda w: load_fashion_mnist("test", path=w.idx_bomb_folder),
          Raises("more than the 1024 MiB allowed")),
     Case(M, "a 30-megapixel PNG (a few kB)", lambda w: read_photo(w.big_image(".png")),
-         Raises("big.png: 6000x5000 = 30.0 megapixels, more than the 25 allowed")),
+         Raises("big.png: 5000 x 6000 (height x width) = 30.0 megapixels, more than the 25 allowed")),
     Case(M, "a 30-megapixel JPEG", lambda w: read_photo(w.big_image(".jpg")),
          Raises("30.0 megapixels, more than the 25 allowed")),
     Case(M, "`et-inpaint` on a 30-megapixel PNG", lambda w: et_inpaint(str(w.big_image(".png")), out=str(w.path("b.png"))),
          Exits(2, "30.0 megapixels, more than the 25 allowed")),
     Case(M, "`et-classify` on a 30-megapixel PNG", lambda w: et_classify([str(w.big_image(".png"))]),
-         Exits(1, "megapixels, more than the 25 allowed")),
+         Exits(2, "megapixels, more than the 25 allowed")),
+    Case(M, "`et-train --text` a file larger than `MAX_TEXT_BYTES` (refused before it is read)",
+         lambda w: w.train_text(w.huge_text), Exits(2, "huge.txt has 268,435,457 bytes, more than the 268,435,456 read")),
 
     # 3. training and generation faults
     Case(T, "`fit` with `out` naming a file", lambda w: w.train(out=w.a_file), Raises("a-file is a file, not a folder")),
@@ -586,11 +623,11 @@ CASES: list[Case] = [
     Case(T, "`generate` of 5 characters", lambda w: generate(w.ar, "ab", 5, temperature=0),
          Gives("5 characters of the vocabulary", lambda r: len(r) == 5 and set(r) <= set("abcdefgh"))),
     Case(T, "`et-generate --length 1000000000`", lambda w: et_generate(["--prompt", "And", "--length", "1000000000"]),
-         Exits(2, "et-generate: error: generate.length must be an int in [1, 20000], got 1000000000")),
+         Exits(2, "et-generate: error: --length must be an int in [1, 20000], got 1000000000")),
     Case(T, "`et-generate --prompt 'Zoë'` (a letter the model never saw)", lambda w: et_generate(["--prompt", "Zoë"]),
-         Exits(2, "et-generate: error: characters not in the vocabulary: 'ë'")),
+         Exits(2, "et-generate: error: characters not in the vocabulary: 'ë' (--unknown skip drops them, --unknown replace")),
     Case(T, "`et-generate --length 0`", lambda w: et_generate(["--prompt", "And", "--length", "0"]),
-         Exits(2, "et-generate: error: generate.length must be an int in [1, 20000], got 0")),
+         Exits(2, "et-generate: error: --length must be an int in [1, 20000], got 0")),
     Case(T, "`et-generate --model nope`", lambda w: et_generate(["--prompt", "And", "--model", "nope"]),
          Exits(2, "et-generate: error: no language model 'nope'; available: kjv_ar, kjv_ar_transformer, kjv_mlm")),
     Case(T, "`et-generate --fill` of 300 characters", lambda w: et_generate(["--fill", "x" * 300]),
@@ -598,7 +635,7 @@ CASES: list[Case] = [
     Case(T, "`et-generate --prompt a --fill b_`", lambda w: et_generate(["--prompt", "a", "--fill", "b_"]),
          Exits(2, "et-generate: error: give --prompt TEXT or --fill TEXT, not both")),
     Case(T, "`et-generate --top-p 2`", lambda w: et_generate(["--prompt", "a", "--top-p", "2"]),
-         Exits(2, "et-generate: error: generate.top_p must be a finite number in (0, 1], got 2.0")),
+         Exits(2, "et-generate: error: --top-p must be a finite number in (0, 1], got 2.0")),
 
     # 4. paths
     Case(P, "`fit(name='../../x')`", lambda w: w.outside("../../x"),
@@ -642,6 +679,38 @@ CASES: list[Case] = [
          lambda w: recall_animation(np.ones((2, 16)), w.a_file / "r.gif"), Raises("a-file is a file, not a folder")),
     Case(P, "`et-classify --model ../x`", lambda w: et_classify([str(w.photo), "--model", "../x"]),
          Exits(2, "et-classify: error: a shipped checkpoint name must be a plain file name")),
+    Case(P, "`et-inpaint` a file that does not exist", lambda w: et_inpaint(str(w.path("nope.png"))),
+         Exits(2, "et-inpaint: error: no such file or folder: ")),
+    Case(P, "`et-inpaint` an empty folder", lambda w: et_inpaint(str(w.folder("empty-dir", {}))),
+         Exits(2, "empty-dir holds no image to inpaint: it is empty")),
+    Case(P, "`et-inpaint` a folder without images", lambda w: et_inpaint(str(w.folder("notes-dir", {"notes.txt": b"hi"}))),
+         Exits(2, "notes-dir holds no image to inpaint (only 1 other file, such as notes.txt)")),
+    Case(P, "`et-inpaint` a folder of a photo and a text file (skipped)",
+         lambda w: et_inpaint(str(w.folder("mixed-dir", {"a.png": w.coffee, "b.txt": b"hi"}))),
+         Exits(0, "et-inpaint: warning: skipped 1 file that is not an image: ")),
+    Case(P, "`et-inpaint` a photo smaller than the model's window", lambda w: et_inpaint(str(w.small_photo(20, 40))),
+         Exits(2, "image 20 x 40 (height x width) is smaller than the model's 32 x 32 window")),
+    Case(P, "`et-inpaint --mask` a file that does not exist", lambda w: et_inpaint(str(w.photo), mask=str(w.path("no-mask.png"))),
+         Exits(2, "et-inpaint: error: --mask: no such file or folder: ")),
+    Case(P, "`et-inpaint --mask` the photo itself", lambda w: et_inpaint(str(w.photo), mask=str(w.photo)),
+         Exits(2, "photo.png is the photo itself; give the mask image")),
+    Case(P, "`et-inpaint --mask` a folder without the photo's mask",
+         lambda w: et_inpaint(str(w.photo), mask=str(w.folder("masks-other", {"other.png": w.photo}))),
+         Exits(2, "--mask: no mask for ")),
+    Case(P, "`et-inpaint --mask` a folder of two masks for one photo",
+         lambda w: et_inpaint(str(w.photo), mask=str(w.folder("masks-two", {"photo.png": w.photo, "photo.bmp": w.photo}))),
+         Exits(2, "masks for ")),
+    Case(P, "`et-inpaint --out` an image file for two photos",
+         lambda w: et_inpaint([str(w.photo), str(w.one_bit)], out=str(w.path("both.png"))),
+         Exits(2, "--out ")),
+    Case(P, "`et-inpaint --out` the input photo", lambda w: et_inpaint(str(w.photo), out=str(w.photo)),
+         Exits(2, "which it would overwrite; give another file")),
+    Case(P, "`et-train --text` a file that does not exist", lambda w: w.train_text(w.path("nope.txt")),
+         Exits(2, "et-train: error: ")),
+    Case(P, "`et-train --text` a folder", lambda w: w.train_text(w.tmp), Exits(2, "is a folder, not a text file")),
+    Case(P, "`et-train --text --valid` a file that does not exist",
+         lambda w: w.train_text(w.text("ok.txt", b"In the beginning.\n" * 500), "--valid", w.path("nope.txt")),
+         Exits(2, "nope.txt: no such file")),
 
     # 5. library-internal messages turned into one line naming the argument
     Case(L, "`EnergyTransformer(key=42)`", lambda w: EnergyTransformer(ETConfig.small(), key=42),
@@ -724,7 +793,7 @@ CASES: list[Case] = [
          lambda w: et_train("tiny", out=str(w.path("cli")), descent_steps=10**8, quiet=True),
          Exits(2, "et-train: error: ImageETConfig.T must be an int in [1, 10000], got 100000000")),
     Case(L, "`et-generate --seed -1`", lambda w: et_generate(["--prompt", "And", "--length", "3", "--seed", "-1"]),
-         Exits(2, "et-generate: error: generate.seed must be an int >= 0, got -1")),
+         Exits(2, "et-generate: error: --seed must be an int >= 0, got -1")),
     Case(L, "`et-inpaint --seed -1`", lambda w: et_inpaint(str(w.photo), out=str(w.path("s.png")), seed=-1),
          Exits(2, "et-inpaint: error: inpaint_photo.seed must be an int >= 0, got -1")),
     Case(L, "`et-inpaint --mask-ratio 1.5`", lambda w: et_inpaint(str(w.photo), out=str(w.path("m.png")), mask_ratio=1.5),
@@ -779,6 +848,24 @@ CASES: list[Case] = [
          RaisesAtRun("mask allows no pattern")),
     Case(L, "a Hopfield mask of the wrong length", lambda w: w.hop.energy(jnp.ones(4), jnp.ones(2, bool)),
          Raises("mask must be a boolean vector of length K=3")),
+    Case(L, "an all-False Hopfield mask under plain `jax.jit` (Equinox's check inside JAX's callback error)",
+         lambda w: jax.jit(lambda x, m: w.hop.update(x, m))(jnp.ones(4), jnp.zeros(3, bool)),
+         RaisesAtRun("mask allows no pattern")),
+    Case(L, "`et-train --text` a binary file", lambda w: w.train_text(w.text("bin.txt", b"PK\x03\x04\x00\x00rest")),
+         Exits(2, "bin.txt is a binary file, not text (a NUL byte at offset 4)")),
+    Case(L, "`et-train --text` a Latin-1 file (not UTF-8)",
+         lambda w: w.train_text(w.text("latin1.txt", "café\n".encode("latin-1"))),
+         Exits(2, "latin1.txt is not UTF-8 text: byte 0xe9 at offset 3 (--errors replace")),
+    Case(L, "`et-train --text` an empty file", lambda w: w.train_text(w.text("empty.txt", b"")),
+         Exits(2, "empty.txt is empty")),
+    Case(L, "`et-train --text` a text of 12 characters", lambda w: w.train_text(w.text("tiny.txt", b"hello world\n")),
+         Exits(2, "fewer than one window of 129 (preset small): give more text")),
+    Case(L, "`et-train --text --errors ignore`", lambda w: w.train_text(w.text("ok2.txt", b"abc\n"), "--errors", "ignore"),
+         Exits(2, "errors must be 'strict' or 'replace', got 'ignore'")),
+    Case(L, "`et-train --text --objective lm`", lambda w: w.train_text(w.text("ok3.txt", b"abc\n" * 400), "--objective", "lm"),
+         Exits(2, "unknown objective 'lm'; choose from ['causal', 'masked']")),
+    Case(L, "`et-generate --unknown drop`", lambda w: et_generate(["--prompt", "Zoë", "--unknown", "drop"]),
+         Exits(2, "et-generate: error: --unknown must be error, skip or replace, got 'drop'")),
 
     # 6. download integrity
     Case(D, "the Fashion-MNIST address", lambda w: FASHION_MNIST_URL, Gives("https", lambda r: r.startswith("https://"))),

@@ -48,7 +48,8 @@ def test_patcher_token_layout():
 
 
 def test_patcher_errors():
-    with pytest.raises(ValueError, match="28x30 is not divisible by the patch size 4"): Patcher((1, 28, 30), 4)
+    with pytest.raises(ValueError, match=r"28 x 30 \(height x width\) is not divisible by the patch size 4"):
+        Patcher((1, 28, 30), 4)
     with pytest.raises(ValueError, match="patch size"): Patcher((1, 28, 28), 0)
     pt = Patcher((1, 28, 28), 4)
     with pytest.raises(ValueError, match=r"\(1, 28, 28\)"): pt.tokenify(np.zeros((1, 32, 32)))
