@@ -193,8 +193,7 @@ def train_on_images(folder: str | os.PathLike, # a folder of photos
     check_int("train_on_images", "long_side", long_side, 0); check_int("train_on_images", "valid_crops", valid_crops)
     files, others = photo_files([_folder(folder, "photos")], "to train on")
     held = None if valid is None else photo_files([_folder(valid, "held-out photos")], "to hold out")
-    others += [] if held is None else held[1]
-    if others and warn is not None: warn(skipped_files(others))
+    others = list(dict.fromkeys(others + ([] if held is None else held[1])))
     splits = split_photos(files, None if held is None else held[0])
     start, prior = image_init(init)
     mc = start if prior is None else start.config
@@ -204,6 +203,7 @@ def train_on_images(folder: str | os.PathLike, # a folder of photos
     check_int("train_on_images", "crops", crops, tc.batch_size)
     size = mc.image_shape[1]
     found = check_photos(splits, size, long_side)
+    if others and warn is not None: warn(skipped_files(others))  # once the folders have passed every check
     how = "the last 20% by name" if valid is None else f"the photos of {valid}"
     say(f"photos: {len(splits['train'])} to train on, {len(splits['valid'])} held out ({how}); {_kinds(found)}")
     say(f"crops: {crops:,} of {size} x {size} pixels to train on, {valid_crops:,} held out (each photo at full and half "
