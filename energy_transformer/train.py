@@ -100,7 +100,8 @@ def _decay_mask(params):
 def make_schedule(tc: TrainConfig) -> optax.Schedule:
     "Linear warm-up to `tc.lr`, then cosine decay to `tc.end_lr * tc.lr` at `tc.steps`."
     warm = int(round(tc.warmup * tc.steps))
-    return optax.warmup_cosine_decay_schedule(0.0, tc.lr, max(warm, 1), max(tc.steps, warm + 1), tc.end_lr * tc.lr)
+    warm = max(warm, 1)  # optax needs at least one warm-up step and one decay step: a run of one step has both
+    return optax.warmup_cosine_decay_schedule(0.0, tc.lr, warm, max(tc.steps, warm + 1), tc.end_lr * tc.lr)
 
 
 def make_optimizer(tc: TrainConfig) -> optax.GradientTransformation:

@@ -74,6 +74,7 @@ from energy_transformer.image_training import et_train
 from energy_transformer.inpaint import centre_weights, inpaint_photo, read_photo, side_by_side
 from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
 from energy_transformer.language_training import et_generate, load_language_model
+from energy_transformer.own_images import crop_photos, et_train_images
 from energy_transformer.own_text import MAX_TEXT_BYTES, et_train_text
 from energy_transformer.paper import load_paper_npz, paper_layout
 from energy_transformer.patches import random_masks
@@ -359,6 +360,41 @@ class World:
     def train(self, **kw):
         return fit(Line(LINE_TC, key=jax.random.key(0)), line_loss, line_batches, LINE_TC, progress=False, **kw)
 
+    def photo_folder(self, name: str, sizes=(), texts=()) -> Path:
+        "A folder of random 8-bit RGB photos of the given (height, width), and text files"
+        d = self.path(name)
+        if not d.exists():
+            d.mkdir()
+            rng = np.random.default_rng(0)
+            for i, (h, w) in enumerate(sizes): Image.fromarray(rng.integers(0, 256, (h, w, 3), np.uint8)).save(d / f"p{i}.png")
+            for t in texts: (d / t).write_text("not a photo")
+        return d
+
+    @cached_property
+    def mixed_photos(self) -> dict:
+        "{'train', 'valid'}: photos of four sizes and modes (grey, palette, 16-bit grey, RGBA) and an RGB one held out"
+        d = self.path("mixed"); d.mkdir()
+        rng = np.random.default_rng(1)
+        Image.fromarray(rng.integers(0, 256, (40, 50), np.uint8)).save(d / "grey.png")
+        Image.fromarray(rng.integers(0, 256, (60, 33, 3), np.uint8)).quantize(64).save(d / "palette.png")
+        Image.fromarray(rng.integers(0, 65536, (35, 70), np.uint16)).save(d / "sixteen.png")
+        Image.fromarray(rng.integers(0, 256, (48, 48, 4), np.uint8), "RGBA").save(d / "rgba.png")
+        Image.fromarray(rng.integers(0, 256, (64, 64, 3), np.uint8)).save(d / "valid.png")
+        return dict(train=[d / n for n in ("grey.png", "palette.png", "sixteen.png", "rgba.png")], valid=[d / "valid.png"])
+
+    @cached_property
+    def big_photo_folder(self) -> Path:
+        "12 photos of 5000 x 4900 pixels (24.5 megapixels, under the limit of one photo), a few kB each"
+        d = self.path("big-photos"); d.mkdir()
+        Image.new("L", (4900, 5000)).save(d / "p00.png")
+        for i in range(1, 12): shutil.copy(d / "p00.png", d / f"p{i:02d}.png")
+        return d
+
+    def train_images(self, folder: Path, *more: str):
+        "et-train --images on `folder`: a tiny quiet run (one step) into its own output folder"
+        return et_train_images(["--images", str(folder), "--out", str(self.path(f"{folder.name}-out")), "--steps", "1",
+                                "--crops", "32", "--valid-crops", "2", "--quiet", *more])
+
     def held_lock(self, name: str):
         "fit while another live process (this one) holds the run's lock"
         out = self.path(f"locked-{name}"); out.mkdir(exist_ok=True)
@@ -551,6 +587,11 @@ CASES: list[Case] = [
     Case(W, "`load_paper_npz` of weights holding NaN", lambda w: load_paper_npz(w.paper_nan),
          Raises("paper-nan.npz: array 'Xi' has 1 NaN or infinite values")),
 
+    Case(W, "`crop_photos` of photos of four sizes and modes (grey, palette, 16-bit grey, RGBA)",
+         lambda w: crop_photos(w.mixed_photos, 20, 5),
+         Gives("RGB crops of each split: 20 and 5 of 3 x 32 x 32 in [0, 1]",
+               lambda r: r["train"].shape == (20, 3, 32, 32) and r["valid"].shape == (5, 3, 32, 32)
+               and 0 <= r["train"].min() <= r["train"].max() <= 1)),
     # 2. memory bombs: sizes checked before allocating
     Case(M, "a 2 kB `.npz` whose member declares 2 GiB, as a checkpoint", lambda w: read_checkpoint(w.npz_bomb),
          Raises("bomb.npz: array 'model/x' declares shape (268435456,) of float64 (2048 MiB), more than the 1024 MiB allowed")),
@@ -580,6 +621,10 @@ CASES: list[Case] = [
     Case(M, "`et-train --text` a file larger than `MAX_TEXT_BYTES` (refused before it is read)",
          lambda w: w.train_text(w.huge_text), Exits(2, "huge.txt has 268,435,457 bytes, more than the 268,435,456 read")),
 
+    Case(M, "`et-train --images` a folder of 12 photos of 24.5 megapixels (1,051 MiB of pixels, as they are)",
+         lambda w: w.train_images(w.big_photo_folder, "--long-side", "0"),
+         Exits(2, "take 1,051 MiB as 8-bit RGB pixels at full and half size (long side as they are), more than the 1,024 MiB "
+                  "read at once: give fewer photos or a smaller --long-side")),
     # 3. training and generation faults
     Case(T, "`fit` with `out` naming a file", lambda w: w.train(out=w.a_file), Raises("a-file is a file, not a folder")),
     Case(T, "`fit` with `out` where no folder can be made", lambda w: w.train(out="/proc/et-out"),
@@ -637,6 +682,16 @@ CASES: list[Case] = [
     Case(T, "`et-generate --top-p 2`", lambda w: et_generate(["--prompt", "a", "--top-p", "2"]),
          Exits(2, "et-generate: error: --top-p must be a finite number in (0, 1], got 2.0")),
 
+    Case(T, "`et-train --images` a folder with a text file beside its photos (a one-step run)",
+         lambda w: w.train_images(w.photo_folder("with-notes", [(40, 40), (40, 40)], ["notes.txt"])),
+         Exits(0, "et-train: warning: skipped 1 file that is not an image: ")),
+    Case(T, "`et-train --images` photos smaller than one 32 x 32 crop",
+         lambda w: w.train_images(w.photo_folder("tiny-photos", [(31, 200), (20, 20), (64, 64)])),
+         Exits(2, "et-train: error: no photo to train on holds one 32 x 32 crop: it needs a photo of at least 32 x 32 "
+                  "pixels (height x width); the largest of the 2 is 31 x 200")),
+    Case(T, "`et-train --images` a folder of one photo (none to hold out)",
+         lambda w: w.train_images(w.photo_folder("one-photo", [(64, 64)])),
+         Exits(2, "et-train: error: 1 photo: too few to hold one out; give at least 2")),
     # 4. paths
     Case(P, "`fit(name='../../x')`", lambda w: w.outside("../../x"),
          Raises("name must be a plain file name without folders, got '../../x'")),
@@ -712,6 +767,12 @@ CASES: list[Case] = [
          lambda w: w.train_text(w.text("ok.txt", b"In the beginning.\n" * 500), "--valid", w.path("nope.txt")),
          Exits(2, "nope.txt: no such file")),
 
+    Case(P, "`et-train --images` a folder that does not exist", lambda w: w.train_images(w.path("no-photos")),
+         Exits(2, "et-train: error: no such folder: ")),
+    Case(P, "`et-train --images` an empty folder", lambda w: w.train_images(w.photo_folder("no-files")),
+         Exits(2, "holds no image to train on: it is empty")),
+    Case(P, "`et-train --images` a folder of text files only", lambda w: w.train_images(w.photo_folder("texts", texts=["a.txt"])),
+         Exits(2, "holds no image to train on (only 1 other file, such as a.txt)")),
     # 5. library-internal messages turned into one line naming the argument
     Case(L, "`EnergyTransformer(key=42)`", lambda w: EnergyTransformer(ETConfig.small(), key=42),
          Raises("key " + KEY + " int 42")),
