@@ -1,5 +1,6 @@
 """The package's layout: no import cycle between its modules (imports inside functions included) and no
-module over 500 lines; importing the package loads no heavy library that only some functions use."""
+module over 500 lines; importing the package loads no heavy library that only some functions use; `benchmarks` and
+`tools` are packages beside it, and no notebook loads a script by path."""
 import ast
 import json
 import re
@@ -81,3 +82,36 @@ def test_the_package_page_lists_every_module():
     table = next("".join(c["source"]) for c in nb["cells"] if c.get("id") == "apimd001")
     listed = re.findall(r"^\| `(\w+)` \|", table, re.M)
     assert sorted(listed) == sorted(modules()), (sorted(set(listed) ^ set(modules())), len(listed))
+
+
+def test_benchmarks_and_tools_are_packages_without_path_edits():
+    """`benchmarks` and `tools` are packages run as `python -m benchmarks.<section>` / `python -m tools.<name>` from the
+    repository root: each has its `__init__.py`, no file edits `sys.path`, and a module imports its neighbours through
+    the package (`from benchmarks.timing import ...`), never by bare name"""
+    root = PKG.parent
+    for pkg in ("benchmarks", "tools"):
+        files = sorted((root / pkg).glob("*.py"))
+        assert (root / pkg / "__init__.py").is_file(), pkg
+        names = {p.stem for p in files}
+        for p in files:
+            tree = ast.parse(p.read_text())
+            path_edits = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "path"
+                          and isinstance(n.value, ast.Name) and n.value.id == "sys"]
+            assert not path_edits, f"{pkg}/{p.name} uses sys.path (lines {path_edits})"
+            bare = [n.lineno for n in ast.walk(tree)
+                    if (isinstance(n, ast.ImportFrom) and n.level == 0 and n.module in names)
+                    or (isinstance(n, ast.Import) and any(a.name in names for a in n.names))]
+            assert not bare, f"{pkg}/{p.name} imports a neighbour by bare name (lines {bare})"
+
+
+def test_notebooks_load_no_script_by_path():
+    "The pages import what they need (the package, or a benchmarks module by its name) and read results: no file is run"
+    known = {"18_checks.ipynb"}  # runs tests/adversarial_cases.py for its table of cases (tests/ is not a package)
+    found = []
+    for nb in sorted((PKG.parent / "nbs").glob("*.ipynb")):
+        if nb.name in known: continue
+        for c in json.loads(nb.read_text())["cells"]:
+            src = "".join(c["source"])
+            if c["cell_type"] == "code" and re.search(r"spec_from_file_location|sys\.path|runpy|exec\(open", src):
+                found.append(f"{nb.name} (cell {c.get('id')})")
+    assert not found, f"notebooks loading code by path: {found}"
