@@ -177,7 +177,8 @@ def prepare_notebook(nb: dict) -> tuple[dict, dict]:
         for o in (x for out in outputs for x in ([out] if asis else _printed_outputs(out))):
             if isinstance(o, str): segments += [run_, o]; run_ = []; continue   # a printed Markdown table
             o = {k: v for k, v in o.items() if k != "execution_count"}
-            if o.get("output_type") == "execute_result": o["execution_count"] = None
+            if o.get("output_type") == "execute_result":  # pandoc reads one only with a number: shown the same way
+                o["output_type"] = "display_data"
             md = _markdown_output(o, asis)
             if md is None: run_.append(o)
             else: segments += [run_, md]; run_ = []
