@@ -501,10 +501,16 @@ def test_shrink_figures_keeps_the_picture(tmp_path):
     back = np.asarray(Image.open(io.BytesIO(base64.b64decode(out))).convert("RGB"), float)
     assert len(out) <= len(b64) and back.shape == img.shape and np.abs(back - img).mean() < 4  # at most a few grey levels
     fig = new_output("display_data", data={"image/png": b64, "text/plain": "f"})
-    nb = new_notebook(cells=[new_code_cell("x", outputs=[fig])])
+    doc = new_output("display_data", data={"text/markdown": "### f", "text/plain": "f()"})
+    value = new_output("execute_result", data={"text/plain": "42"})
+    nb = new_notebook(cells=[new_code_cell("x", outputs=[fig, doc, value])])
     nbformat.write(nb, tmp_path / "a.ipynb")
     before, after = shrink_figures.shrink_notebook(tmp_path / "a.ipynb")
-    assert after <= before and nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[0].source == "x"
+    cell = nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[0]
+    assert after <= before and cell.source == "x"
+    # the plain-text stand-in goes where a picture or Markdown shows the output; a value shown as text stays
+    test_data = [sorted(o["data"]) for o in cell.outputs]
+    assert test_data == [["image/png"], ["text/markdown"], ["text/plain"]]
 
 
 def test_run_notebooks_saves_outputs_and_keeps_slow_ones(tmp_path):

@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """Re-encode the PNG figures stored in notebook outputs as palette PNGs (at most 256 colours), keeping each one
-only where it is smaller. Line plots and image grids lose nothing visible; the notebooks stay light.
+only where it is smaller, and drop the plain-text stand-in of an output that has a picture or Markdown (`<Figure
+size ...>`, a `show_doc` signature printed twice): Jupyter and the site show the richer one. Line plots and image grids
+lose nothing visible; the notebooks stay light.
 
     python -m tools.shrink_figures nbs/02_image_inpainting.ipynb ...   (default: every notebook in nbs/)
 """
@@ -26,11 +28,13 @@ def shrink_png(b64: str) -> str:
 
 
 def shrink_notebook(path: Path) -> tuple[int, int]:
-    "Shrink every PNG output of one notebook in place; returns (bytes before, bytes after)"
+    "Shrink every PNG output of one notebook and drop plain-text stand-ins, in place; returns (bytes before, bytes after)"
     text = path.read_text(); nb = json.loads(text)
     for cell in nb["cells"]:
         for out in cell.get("outputs", []):
             data = out.get("data", {})
+            if "text/plain" in data and any(k.startswith("image/") or k == "text/markdown" for k in data):
+                del data["text/plain"]
             if "image/png" in data:
                 png = data["image/png"]
                 data["image/png"] = shrink_png("".join(png) if isinstance(png, list) else png)
