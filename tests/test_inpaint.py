@@ -183,7 +183,7 @@ def _bad_inputs(photos: Path, tmp: Path) -> dict[str, tuple[list, str]]:
         "a folder with a junk image": ([photos], "junk.png: not a readable image"),
         "empty folder": ([tmp / "empty"], "holds no image to inpaint: it is empty"),
         "folder of non-images": ([tmp / "texts"], "holds no image to inpaint (only 1 other file, such as a.txt)"),
-        "tiny": ([photos / "tiny.png"], "smaller than the model's 32x32 window"),
+        "tiny": ([photos / "tiny.png"], "smaller than the model's 32 x 32 window"),
         "ratio 0": ([cam, "--mask-ratio", "0"], "(0, 1)"),
         "ratio 1": ([cam, "--mask-ratio", "1"], "(0, 1)"),
         "ratio 1.5": ([cam, "--mask-ratio", "1.5"], "(0, 1)"),
