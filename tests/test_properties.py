@@ -17,13 +17,22 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from energy_transformer.checkpoint import load_checkpoint, save_checkpoint
-from energy_transformer.classify import ClassifierConfig, ImageClassifier, et_classify, load_classifier, read_image
+from energy_transformer.classify import (
+    ClassifierConfig,
+    ImageClassifier,
+    classifier_features,
+    et_classify,
+    load_classifier,
+    novelty_path,
+    read_image,
+)
 from energy_transformer.cli import et_inpaint
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend, descend_recorded
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from energy_transformer.evaluate import masked_mse, predict_images
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.inpaint import read_photo, region_patches
+from energy_transformer.novelty import load_novelty
 from energy_transformer.patches import Patcher, mask_count, random_masks
 
 # derandomize: the same examples on every run, so that a red CI names a real regression, not a new draw. Sizes are
@@ -292,8 +301,13 @@ def test_et_classify_files(tmp_path_factory, mode, size):  # sizes from half the
     out = io.StringIO()
     with redirect_stdout(out): et_classify([str(path)])
     model = load_classifier("fashion_mnist_classifier")  # the command's default
-    probs = model.predict_proba(read_image(path, model.config.image_shape)[None])[0]
-    assert out.getvalue().strip() == f"{path}: {model.config.classes[int(probs.argmax())]} ({probs.max():.3f})"
+    image = read_image(path, model.config.image_shape)[None]
+    probs = model.predict_proba(image)[0]
+    top3 = ", ".join(f"{model.config.classes[k]} ({probs[k]:.3f})" for k in np.argsort(-probs, kind="stable")[:3])
+    line = out.getvalue().strip()
+    assert line.split("; ")[0] == f"{path}: {top3}"  # the three most probable classes, most probable first
+    flagged = bool(load_novelty(novelty_path("fashion_mnist_classifier")).flags(classifier_features(model, image))[0])
+    assert ("; unlike the training images" in line) == flagged  # the shipped detector's verdict on the image read
 
 
 @SLOW
