@@ -18,7 +18,7 @@ PYTEST_WORKERS ?= 2
 # trained model, thousands of times) 115 CPU s against 166. Benchmarks and training use neither.
 QUICK = XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false $$XLA_FLAGS" \
         JAX_COMPILATION_CACHE_DIR=$(CURDIR)/_proc/jax_cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
-OPTIMISED = 02_image_inpainting.ipynb,14_inpaint.ipynb,26_dynamic.ipynb
+OPTIMISED = 02_image_inpainting.ipynb,14_inpaint.ipynb,26_dynamic.ipynb,36_inpainting_results.ipynb
 NBTEST = $(QUICK) $(PY) -m tools.nbtest --n-workers $(NBDEV_WORKERS) --optimised $(OPTIMISED)
 # pytest-xdist spreads the test files over the cores, each file whole on one worker, so that a module-scoped fixture
 # (the README's runs, the rendered tiny site) is made once. (Its `loadgroup` cannot group tests under pytest 9: it

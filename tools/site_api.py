@@ -6,14 +6,22 @@ The links come from nbdev's module index (`_modidx.py`); a link is written only 
 the built page (else to the class's section, else to the page), so every link of the API page resolves."""
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import re
+from collections import Counter
 from pathlib import Path
 
 API_HTML = "api.html"
 API_TITLE = "API reference"
 DUNDERS = ("__call__",)   # special methods that are public API
+# The top-level names, grouped by the stage of the pipeline their module belongs to (data -> model -> train ->
+# tasks); a module not listed here puts its names under "More".
+STAGE_GROUPS = (("Data and checkpoints", ("checks", "checkpoint", "data", "patches", "text")),
+                ("Models", ("core", "dense", "image", "language", "classify", "paper", "pretrained")),
+                ("Training", ("train", "image_training", "language_training")),
+                ("Tasks", ("evaluate", "inpaint", "novelty", "dynamic", "own_text", "own_images")))
 
 
 def public_methods(cls) -> list[str]:
@@ -49,6 +57,21 @@ def escape_brackets(md: str) -> str:
     return "\n".join(out)
 
 
+def top_level_names(init: Path, lib_name: str) -> tuple[str | None, list[tuple[str, str]]]:
+    """From a package's `__init__.py`: the alias its docstring suggests (`import pkg as alias`) and its top-level
+    names as (module, name) pairs, in the order of its `from .module import ...` lines."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    alias = re.search(r"`import \w+ as (\w+)`", ast.get_docstring(tree) or "")
+    pairs = [(n.module.split(".")[-1], a.asname or a.name) for n in tree.body if isinstance(n, ast.ImportFrom) and n.module
+             and (n.level or n.module.startswith(f"{lib_name}.")) for a in n.names if not (a.asname or a.name).startswith("_")]
+    return (alias.group(1) if alias else None), pairs
+
+
+def _first_line(obj) -> str:
+    doc = (inspect.getdoc(obj) or "").strip().splitlines()
+    return escape_brackets(doc[0]) if doc else ""
+
+
 def _show_doc(obj, name: str, level: int) -> str:
     from nbdev.showdoc import show_doc
     md = show_doc(obj, name=name, title_level=level)._repr_markdown_()
@@ -80,6 +103,7 @@ class ApiPage:
         self.errors: list[str] = []     # modules that could not be imported (and so are not documented)
         self.plain: list[str] = []      # names that show_doc could not render (documented without it)
         self.documented = 0             # entries written: public names and public methods
+        self._seen: Counter = Counter()  # ids of the headings written so far (pandoc numbers repeats)
 
     def modules(self) -> list[str]:
         names = [p.stem for p in sorted(self.lib_path.glob("*.py")) if not p.stem.startswith("_")]
@@ -102,12 +126,41 @@ class ApiPage:
         self.unlinked.append(qualname)
         return fallback or page
 
+    def _heading(self, name: str) -> str:
+        "The id the page's next heading `name` gets (pandoc: lower case, `-1`, `-2` ... for repeats)"
+        base = re.sub(r"[^\w.-]", "", name.lower())
+        n = self._seen[base]; self._seen[base] += 1
+        return base if n == 0 else f"{base}-{n}"
+
+    def _seen_next(self, name: str) -> str:
+        "The id `_heading(name)` will give, without counting it"
+        base = re.sub(r"[^\w.-]", "", name.lower())
+        n = self._seen[base]
+        return base if n == 0 else f"{base}-{n}"
+
+    def top_level(self, entry_ids: dict[tuple[str, str], str]) -> str:
+        "The index of the top-level names by pipeline stage, one line each with a link to its entry below"
+        alias, pairs = top_level_names(self.lib_path / "__init__.py", self.lib_name)
+        if not pairs: return ""
+        prefix = f"{alias or self.lib_name}."
+        groups = {label: [] for label, _ in STAGE_GROUPS} | {"More": []}
+        stage = {m: label for label, mods in STAGE_GROUPS for m in mods}
+        for mod, name in pairs:
+            obj = getattr(importlib.import_module(f"{self.lib_name}.{mod}"), name, None)
+            anchor = entry_ids.get((mod, name)) or next((a for (_, n), a in entry_ids.items() if n == name), None)
+            ref = f"[`{prefix}{name}`](#{anchor})" if anchor else f"`{prefix}{name}`"
+            groups[stage.get(mod, "More")].append(f"- {ref}" + (f": {_first_line(obj)}" if _first_line(obj) else ""))
+        head = (f"## The top level\n\n`import {self.lib_name}" + (f" as {alias}" if alias else "") +
+                "` gives these names, by the stage of the pipeline they belong to; every module's full list follows.")
+        return "\n\n".join([head] + [f"**{label}**\n\n" + "\n".join(lines) for label, lines in groups.items() if lines])
+
     def _link_line(self, href: str | None) -> str:
         if not href: return ""
         page, _, anchor = href.partition("#")
         return f"\n\nIn the tutorial: [{self.page_titles.get(page, page)}]({href})"
 
     def _doc(self, obj, name: str, level: int) -> str:
+        self._heading(name)
         self.documented += 1
         try: return _show_doc(obj, name, level)
         except Exception as e:  # e.g. an annotation naming something the module does not import
@@ -118,7 +171,8 @@ class ApiPage:
         parts = [f"Every public name of `{self.lib_name}`, module by module (each module's `__all__`), and every "
                  "public method of its classes: signature, documentation, and a link to the section of the "
                  "tutorial page that introduces it, with the motivation, the equations and the tests."]
-        toc = []
+        toc, entry_ids = [], {}
+        self._seen = Counter()
         for m in self.modules():
             modname = f"{self.lib_name}.{m}"
             try: mod = importlib.import_module(modname)
@@ -127,15 +181,17 @@ class ApiPage:
                 continue
             names = list(getattr(mod, "__all__", []))
             if not names: continue
-            toc.append(f"[`{modname}`](#{modname.lower()}) ({len(names)})")
+            toc.append(f"[`{modname}`](#{self._heading(modname)}) ({len(names)})")
             doc = (mod.__doc__ or "").strip().splitlines()
             parts.append(f"## {modname}" + (f"\n\n{doc[0]}" if doc else ""))
             for name in names:
                 obj = getattr(mod, name)
                 href = self.link(f"{modname}.{name}")
+                entry_ids[m, name] = self._seen_next(name)
                 if inspect.isclass(obj) or callable(obj):
                     parts.append(self._doc(obj, name, 3) + self._link_line(href))
                 else:
+                    self._heading(name)
                     self.documented += 1
                     parts.append(_constant_doc(name, obj, 3) + self._link_line(href))
                 if not inspect.isclass(obj): continue
@@ -144,6 +200,7 @@ class ApiPage:
                     mhref = self.link(f"{modname}.{name}.{meth}", fallback=href)
                     parts.append(self._doc(target, f"{name}.{meth}", 4) + self._link_line(mhref))
         parts.insert(1, "Modules: " + " · ".join(toc))
+        if index := self.top_level(entry_ids): parts.insert(2, index)
         return "\n\n".join(parts) + "\n"
 
 
