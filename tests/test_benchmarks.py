@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from energy_transformer.classify import ClassifierConfig, ImageClassifier
+from energy_transformer.classify import ClassifierConfig, ImageClassifier, Split, matched_transformer
 from energy_transformer.core import EnergyTransformer, ETConfig, count_params, params_of
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, MAEConfig, TransformerMAE, matched_mae
 from energy_transformer.image_training import EXACT_PATHS, preset
@@ -255,14 +255,14 @@ def test_methods_share_the_shipped_recipes():
     """The benchmark's window-head methods are the shipped kjv_window recipe (floors aside); its natural-photo ETs all
     have the parameter count its matched transformers are matched to, the energy blocks' extra layer norms and inverse
     temperatures aside"""
-    tm = _bench("training_methods")
+    lang, natural = _bench("methods_language"), _bench("methods_natural")
     shipped = lm_preset("kjv_window", kjv_alphabet())[1]
-    assert tm.language_config("window heads 3", None, "kjv_taylor")[1] == shipped
-    floored = tm.language_config("window heads 3, half-lives >= 64", None, "kjv_taylor")[1]
+    assert lang.language_config("window heads 3", None, "kjv_taylor")[1] == shipped
+    floored = lang.language_config("window heads 3, half-lives >= 64", None, "kjv_taylor")[1]
     assert floored == replace(shipped, et=replace(shipped.et, min_half_life=64))
-    assert tm.language_config("window heads", None, "kjv_taylor")[1].et.window_heads == 2
+    assert lang.language_config("window heads", None, "kjv_taylor")[1].et.window_heads == 2
     target = params_of(ImageEnergyTransformer, preset("natural")[0])
-    ets = {k: m(0) for k, (_, m) in tm._natural_methods(preset("natural")[0]).items() if "transformer" not in k}
+    ets = {k: m(0) for k, (_, m) in natural.natural_methods(preset("natural")[0]).items() if "transformer" not in k}
     assert ets["warm T=2, 8 heads, 128 memories"].config.et.H == 8
     extra = lambda c: (c.blocks - 1) * (c.et.D + 2)  # each further block's layer norm (gain and D biases) and beta
     assert ets["warm, 4 energy blocks"].config.blocks == 4
@@ -277,12 +277,12 @@ def test_methods_share_the_shipped_recipes():
 def test_recorded_language_runs_are_what_their_commands_build():
     """Every causal time-to-quality run on file is what its command builds today: the method and the width in the file's
     name give a model with the recorded parameter count and descent steps, so a fresh run trains what the pages report"""
-    tm = _bench("training_methods")
+    tm, lang = _bench("training_methods"), _bench("methods_language")
     files = sorted(tm.RESULTS.glob("language__*.json"))
     assert len(files) >= 6
     for f in files:
         r, width = json.loads(f.read_text()), re.search(r"__D(\d+)__", f.name)
-        cls, mc, _ = tm.language_config(r["method"], width and int(width.group(1)))
+        cls, mc, _ = lang.language_config(r["method"], width and int(width.group(1)))
         assert params_of(cls, mc) == r["n_params"], (f.name, params_of(cls, mc), r["n_params"])
         assert r["kind"] == "transformer" or f"T = {mc.T}," in r["description"], (f.name, mc.T, r["description"])
 
@@ -290,44 +290,44 @@ def test_recorded_language_runs_are_what_their_commands_build():
 def test_a_run_file_says_what_it_ran(tmp_path):
     """A run file records whether its model is an ET or a transformer baseline, read from the model itself (a classifier
     whose token mixer is a transformer stack is a transformer); a stamped file without that is refused by name"""
-    tm, tq = _bench("training_methods"), _bench("time_to_quality")
+    runs, tq = _bench("methods_runs"), _bench("time_to_quality")
     mc, key = preset("fashion_mnist")[0], jax.random.PRNGKey(0)
-    cc = ClassifierConfig(patch_size=7, et=tm.ETConfig(D=32, H=2, Y=8, M=512), T=2)
-    assert tm.model_kind(ImageEnergyTransformer(mc, key=key)) == tm.model_kind(ImageClassifier(cc, key=key)) == "ET"
-    assert tm.model_kind(TransformerMAE(matched_mae(mc), key=key)) == "transformer"
-    assert tm.model_kind(ImageClassifier(tm.matched_transformer(cc), key=key)) == "transformer"
+    cc = ClassifierConfig(patch_size=7, et=ETConfig(D=32, H=2, Y=8, M=512), T=2)
+    assert runs.model_kind(ImageEnergyTransformer(mc, key=key)) == runs.model_kind(ImageClassifier(cc, key=key)) == "ET"
+    assert runs.model_kind(TransformerMAE(matched_mae(mc), key=key)) == "transformer"
+    assert runs.model_kind(ImageClassifier(matched_transformer(cc), key=key)) == "transformer"
     _ttq_file(tmp_path, "image", "exact", 240, 0.02, kind=None)
     with pytest.raises(ValueError, match=r"image__exact__240\.json: 'kind' is None"): tq.read_runs(tmp_path)
 
 
 def test_a_run_resumes_only_with_its_own_budget(tmp_path):
     "A saved run is resumed with the rate it probed and only with the budget its step count was planned for"
-    tm = _bench("training_methods")
+    runs = _bench("methods_runs")
     (tmp_path / "rate.json").write_text(json.dumps(dict(steps_per_cpu_s=12.5, seconds=900)))
     probe = lambda *a, **k: pytest.fail("a saved run's rate is not probed again")
-    assert tm._resumable(probe, None, tmp_path, 900) == (12.5, dict(out=tmp_path, name="run", resume=True))
+    assert runs.resumable(probe, None, tmp_path, 900) == (12.5, dict(out=tmp_path, name="run", resume=True))
     with pytest.raises(SystemExit, match="planned for 900 CPU seconds; resume it with --seconds 900"):
-        tm._resumable(probe, None, tmp_path, 5049)
+        runs.resumable(probe, None, tmp_path, 5049)
     with pytest.raises(SystemExit, match="planned for 900 CPU seconds"):
-        tm._resumable(probe, None, tmp_path, 900, steps=1000)
+        runs.resumable(probe, None, tmp_path, 900, steps=1000)
 
 
 def test_a_run_of_given_steps_trains_exactly_them(tmp_path):
     """`--steps`: no throughput probe, exactly that many steps, its rate as its training measured it; its plan is
     saved, and neither a run of given steps nor a run of given seconds resumes under the other's plan"""
-    tm, eq = _bench("training_methods"), _bench("equal_time")
+    tm, runs, eq = _bench("training_methods"), _bench("methods_runs"), _bench("equal_time")
     probe = lambda *a, **k: pytest.fail("a run of given steps probes no throughput")
     seen = []
     train = lambda tc, **k: (seen.append((tc.steps, k)), ("model", dict(train_cpu_s=4.0)))[1]
     model, log, rate = eq.train_for_seconds(train, TrainConfig(steps=3), 900, evals=4, steps=1000, resume=True)
     assert seen == [(1000, dict(resume=True))] and rate == 250.0
-    assert tm._resumable(probe, None, tmp_path, 900, steps=1000) == (None, dict(out=tmp_path, name="run", resume=True))
+    assert runs.resumable(probe, None, tmp_path, 900, steps=1000) == (None, dict(out=tmp_path, name="run", resume=True))
     assert json.loads((tmp_path / "rate.json").read_text()) == dict(steps_per_cpu_s=None, steps=1000)
-    assert tm._resumable(probe, None, tmp_path, 240, steps=1000)[0] is None          # seconds do not matter to it
+    assert runs.resumable(probe, None, tmp_path, 240, steps=1000)[0] is None          # seconds do not matter to it
     with pytest.raises(SystemExit, match="planned for 1000 steps; resume it with --steps 1000"):
-        tm._resumable(probe, None, tmp_path, 900, steps=2000)
+        runs.resumable(probe, None, tmp_path, 900, steps=2000)
     with pytest.raises(SystemExit, match="planned for 1000 steps"):
-        tm._resumable(probe, None, tmp_path, 900)
+        runs.resumable(probe, None, tmp_path, 900)
     assert tm.result_path("natural_image", "warm T=2", None, Path("/r"), steps=1000).name == \
         "natural_image__warm_T2__1000steps.json"
 
@@ -346,38 +346,38 @@ def test_run_files_are_read_with_their_own_folder(tmp_path):
 
 def test_classification_width_keeps_the_recipe_and_matches_the_transformer():
     "`--width 64`: the classifier recipe at D = 64 with M = 4 D (51,805 parameters), its transformer within 1% of that"
-    tm = _bench("training_methods")
-    (de, et), (dt, tf) = tm.classification_config("exact", 64), tm.classification_config("matched transformer", 64)
+    cl = _bench("methods_classification")
+    (de, et), (dt, tf) = cl.classification_config("exact", 64), cl.classification_config("matched transformer", 64)
     assert (et.et.D, et.et.M, et.et.H, et.et.Y, et.T, et.stem, et.patch_size) == (64, 256, 4, 16, 4, 8, 7)
     n_et, n_tf = (count_params(ImageClassifier(c, key=jax.random.key(0))) for c in (et, tf))
     assert n_et == 51_805 and abs(n_tf / n_et - 1) < 0.01
-    assert de.endswith(", D = 64") and dt.endswith(", D = 64") and tm.classification_config("exact")[1].et.D == 96
-    bare = tm.classification_config("exact", 64, stem=0)[1]  # no stem: the patches' pixels embedded directly
+    assert de.endswith(", D = 64") and dt.endswith(", D = 64") and cl.classification_config("exact")[1].et.D == 96
+    bare = cl.classification_config("exact", 64, stem=0)[1]  # no stem: the patches' pixels embedded directly
     assert bare.stem == 0 and 29_000 < count_params(ImageClassifier(bare, key=jax.random.key(0))) < 31_000
-    small = tm.classification_config("exact", 64, patch=4)[1]  # `--patch 4`: 7 x 7 = 49 patches of 4 x 4 pixels
+    small = cl.classification_config("exact", 64, patch=4)[1]  # `--patch 4`: 7 x 7 = 49 patches of 4 x 4 pixels
     assert (small.patch_size, small.patcher.N, small.stem, small.et.D) == (4, 49, 8, 64)
 
 
 def test_natural_runs_train_an_et_on_the_path_et_train_would_choose(monkeypatch):
     "An image ET gets the path `fastest_exact_path` times fastest for its configuration and batch (as in et-train)"
-    tm, asked, fast = _bench("training_methods"), [], "autograd, no remat"
+    natural, asked, fast = _bench("methods_natural"), [], "autograd, no remat"
     timed = lambda mc, batch_size, iters: asked.append((mc, batch_size)) or (fast, EXACT_PATHS[fast], {})
-    monkeypatch.setattr(tm, "fastest_exact_path", timed)  # the timing itself is page 03's
+    monkeypatch.setattr(natural, "fastest_exact_path", timed)  # the timing itself is page 03's
     mc = ImageETConfig.tiny(start="harmonic", residual=True)
-    got = tm.exact_path(ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0)), 8)
+    got = natural.exact_path(ImageEnergyTransformer(mc, key=jax.random.PRNGKey(0)), 8)
     assert got == (fast, (("autograd", True), ("remat", False)))
     assert asked == [(mc, 8)]
-    assert tm.exact_path(TransformerMAE(MAEConfig.like(mc), key=jax.random.PRNGKey(0)), 8) == (None, ())
+    assert natural.exact_path(TransformerMAE(MAEConfig.like(mc), key=jax.random.PRNGKey(0)), 8) == (None, ())
 
 
 def test_long_context_reports_the_taylor_heads_half_lives():
     "A long-context run's report: bits on the text, by depth 1..N, and each Taylor head's half-life t (gamma^t = 1/2)"
-    tm = _bench("training_methods")
+    lang = _bench("methods_language")
     chars = kjv_alphabet()
     et = ETConfig(D=32, H=2, Y=16, M=64, attention="taylor", decay=True, min_half_life=4)
     model = CausalET(LMConfig(chars=chars, N=32, et=et, T=1), key=jax.random.key(0))
     text = "In the beginning God created the heaven and the earth. " * 6
-    r = tm.long_context(model, text)
+    r = lang.long_context(model, text)
     t = np.asarray(r["half_lives"])
     assert t.shape == (2,) and (t > 4).all() and np.allclose(np.asarray(model.et.gamma) ** t, 0.5, atol=1e-3)
     assert len(r["context"]["by_depth"]) == 32 and 0 < r["all_test_bpc"] < 2 * math.log2(len(chars))
@@ -385,11 +385,11 @@ def test_long_context_reports_the_taylor_heads_half_lives():
 
 def test_energy_and_error_reads_the_descent_of_an_et_classifier():
     "Fifths of equal size: their mean error is the error rate on the images; one mean energy per class"
-    tm = _bench("training_methods")
+    cl = _bench("methods_classification")
     model = ImageClassifier(ClassifierConfig(patch_size=7, et=ETConfig.small(), T=2), key=jax.random.key(0))
     rng = np.random.default_rng(0)
-    split = tm.Split(rng.random((20, 1, 28, 28), dtype=np.float32), np.repeat(np.arange(10), 2))
-    r = tm.energy_and_error(model, split)
+    split = Split(rng.random((20, 1, 28, 28), dtype=np.float32), np.repeat(np.arange(10), 2))
+    r = cl.energy_and_error(model, split)
     wrong = 1 - np.mean(model.predict(split.images) == split.labels)
     assert len(r["error_by_energy_fifth"]) == 5 and math.isclose(np.mean(r["error_by_energy_fifth"]), wrong, abs_tol=1e-4)
     assert list(r["class_energy"]) == list(model.config.classes) and all(map(math.isfinite, r["class_energy"].values()))

@@ -21,7 +21,7 @@ from PIL import Image
 from energy_transformer.checkpoint import named_leaves, read_checkpoint, save_checkpoint
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.pretrained import load_pretrained
-from tools import build_site, run_notebooks, ship_checkpoint, shrink_figures, site_api, site_nav, site_search
+from tools import run_notebooks, ship_checkpoint, shrink_figures, site_api, site_nav, site_notebook, site_pandoc, site_search
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -225,7 +225,7 @@ def test_printed_markdown_table_is_a_table(site):
 
 
 def test_split_printed_tables():
-    split = build_site.split_printed_tables
+    split = site_notebook.split_printed_tables
     assert split("a\n| x | y |\n|---|:--:|\n| 1 | 2 |\nb\n") == [
         ("text", "a\n"), ("markdown", "| x | y |\n|---|:--:|\n| 1 | 2 |\n"), ("text", "b\n")]
     assert split("| x |\nno rule under it\n") == [("text", "| x |\nno rule under it\n")]
@@ -316,7 +316,7 @@ def test_api_entry_without_show_doc_when_an_annotation_does_not_resolve():
 
 def test_api_docstrings_keep_their_brackets_to_themselves():
     "A docstring's unbalanced bracket cannot pair with another on the API page into a link that swallows text"
-    def html(md): return subprocess.run(["pandoc", "-f", build_site.MD_READER, "-t", "html"], input=md, capture_output=True,
+    def html(md): return subprocess.run(["pandoc", "-f", site_pandoc.MD_READER, "-t", "html"], input=md, capture_output=True,
                                         text=True, check=True).stdout
     text = lambda h: re.sub(r"<[^>]*>|\\\\", "", h).replace("\n", " ")  # what a reader sees
     # a docstring's unbalanced "[" before another entry's "](url)"; its unbalanced "]" after a stray "[" and before "(url)"
@@ -382,7 +382,7 @@ def test_prepare_notebook_applies_quarto_cell_options():
     nb.cells[1].outputs = [img_out]
     nb.cells[2].outputs = [md_out]
     nb.cells[4].outputs = [img_out, md_out]
-    front, out = build_site.prepare_notebook(json.loads(nbformat.writes(nb)))
+    front, out = site_notebook.prepare_notebook(json.loads(nbformat.writes(nb)))
     cells = [(c["cell_type"], c["source"], c["metadata"], len(c.get("outputs", []))) for c in out["cells"]]
     assert cells[0] == ("code", "y = 2", {}, 0)                           # include: false dropped, output: false
     assert cells[1] == ("markdown", "### f\n\ndoc", {}, 0)                # markdown output, no code (echo: false)
@@ -541,3 +541,17 @@ def test_ship_checkpoint_keeps_the_model_and_moves_the_log(tmp_path):
     for k, v in named_leaves(model).items(): np.testing.assert_array_equal(np.asarray(named_leaves(load_pretrained(dest))[k]), v)
     assert json.loads(dest.with_suffix(".json").read_text())["history"] == history  # the log is beside it
     assert dest.stat().st_size < src.stat().st_size / 3
+
+
+def test_top_level_names_read_from_the_package_init(tmp_path):
+    init = tmp_path / "__init__.py"
+    init.write_text('"""A package.\n\nUse it as `import pkg as pk`."""\n'
+                    "from os import path\n"                       # not the package's: left out
+                    "from .core import ETConfig, count_params as cp\n"
+                    "from pkg.data import load\n"
+                    "from .x import _private\n")                  # private: left out
+    alias, pairs = site_api.top_level_names(init, "pkg")
+    assert alias == "pk"
+    assert pairs == [("core", "ETConfig"), ("core", "cp"), ("data", "load")]
+    init.write_text("from .core import A\n")
+    assert site_api.top_level_names(init, "pkg") == (None, [("core", "A")])

@@ -14,13 +14,16 @@ run (nbdev's processing only re-runs the import, export and show_doc cells that 
 README.md is pandoc's GitHub markdown of the processed `index.ipynb`, with relative links into `nbs/` that
 work in a checkout (and on GitHub).
 
+This module is the command: it runs the build's parts in order and reports. The parts: the notebooks made
+pandoc's input (tools/site_notebook.py), pandoc with the theme and MathJax (tools/site_pandoc.py), the navbar,
+sidebar and page links (tools/site_nav.py), the API page and the links into it (tools/site_links.py,
+tools/site_api.py), the search index (tools/site_search.py) and README.md (tools/site_readme.py).
+
 Usage: python -m tools.build_site [--root DIR] [--force-pandoc] [--no-readme] [--workers N]
 """
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import json
 import os
 import re
@@ -34,7 +37,8 @@ from pathlib import Path
 
 import yaml
 
-from tools.site_api import API_HTML, ApiPage, load_modidx
+from tools.site_api import API_HTML
+from tools.site_links import retarget_to_api, write_api_page
 from tools.site_nav import (
     API_SRC,
     load_quarto_yml,
@@ -46,26 +50,12 @@ from tools.site_nav import (
     tree_pages,
     use_api_page,
 )
+from tools.site_notebook import prepare_notebook, process_notebooks, raw_title
+from tools.site_pandoc import MD_READER, READER, SITE, BuildError, copy_mathjax, run
+from tools.site_readme import write_readme
 from tools.site_search import write_search
 
 HERE = Path(__file__).resolve().parent
-SITE = HERE / "site"
-MATHJAX = Path("/usr/share/javascript/mathjax")
-# The parts of MathJax 2 that the TeX-AMS_CHTML configuration loads; copied so that _docs/ is self-contained.
-MATHJAX_PARTS = ["MathJax.js", "config/TeX-AMS_CHTML.js", "extensions", "jax/element", "jax/input/TeX",
-                 "jax/output/CommonHTML", "fonts/HTML-CSS/TeX/woff", "localization/en"]
-# Quarto reads notebook markdown with pandoc's markdown; these are the parts the notebooks use.
-# Heading ids come from tools/site/quarto.lua (Quarto's, which keep `.`), hence -auto_identifiers.
-READER = ("ipynb-auto_identifiers+fenced_divs+bracketed_spans+link_attributes+implicit_figures+footnotes"
-          "+definition_lists"
-          "+header_attributes+fenced_code_attributes+inline_code_attributes+raw_attribute+smart")
-
-
-MD_READER = READER.replace("ipynb", "markdown", 1)
-
-
-class BuildError(Exception):
-    "A problem that stops the build, reported as one clear message."
 
 
 def log(*a): print("build_site:", *a, flush=True)
@@ -75,187 +65,6 @@ def find_root(start: Path) -> Path:
     for d in [start, *start.parents]:
         if (d / "pyproject.toml").exists() or (d / "settings.ini").exists(): return d
     raise BuildError(f"no pyproject.toml found above {start}")
-
-
-# ------------------------------------------------------------------------------------ processed notebooks
-def _cell_options(src: str) -> tuple[dict, str]:
-    "Quarto cell options (`#| key: value` lines opening a code cell) and the remaining source."
-    lines, opts, i = src.splitlines(), {}, 0
-    while i < len(lines) and lines[i].lstrip().startswith("#|"):
-        text = lines[i].lstrip()[2:].strip()
-        i += 1
-        if not text: continue
-        try: val = yaml.safe_load(text)
-        except yaml.YAMLError: val = None
-        if isinstance(val, dict): opts.update(val)
-        elif ":" in text:
-            k, v = text.split(":", 1)
-            opts[k.strip()] = v.strip()
-        else: opts[text] = True
-    return opts, "\n".join(lines[i:])
-
-
-def _src(x) -> str: return "".join(x) if isinstance(x, list) else (x or "")
-
-
-def _md_cell(text: str) -> dict: return {"cell_type": "markdown", "metadata": {}, "source": text}
-
-
-def _code_cell(source: str, outputs: list, meta: dict) -> dict:
-    return {"cell_type": "code", "metadata": meta, "execution_count": None, "source": source, "outputs": outputs}
-
-
-def _markdown_output(o: dict, asis: bool) -> str | None:
-    "The markdown that Quarto would splice into the page for output `o` (None: a regular output)."
-    data = o.get("data", {})
-    if o.get("output_type") in ("display_data", "execute_result"):
-        if any(k.startswith("image/") or k == "text/html" for k in data): return None
-        if "text/markdown" in data: return _src(data["text/markdown"])
-        if asis and "text/plain" in data: return _src(data["text/plain"])
-    if asis and o.get("output_type") == "stream" and o.get("name") == "stdout": return _src(o.get("text"))
-    return None
-
-
-RE_TABLE_RULE = re.compile(r"^\|(\s*:?-+:?\s*\|)+\s*$")   # |---|:--:|---:|
-
-
-def split_printed_tables(text: str) -> list[tuple[str, str]]:
-    """Printed text cut into ('text', ...) and ('markdown', ...) parts: each run of lines that opens with `|`
-    and has a rule line (`|---|---:|`) second is a Markdown table that a cell printed, which the page shows as
-    a table rather than as its source."""
-    lines, parts, i = text.splitlines(keepends=True), [], 0
-    while i < len(lines):
-        j = i
-        while j < len(lines) and lines[j].lstrip().startswith("|"): j += 1
-        if j - i >= 2 and RE_TABLE_RULE.match(lines[i + 1].strip()):
-            parts.append(("markdown", "".join(lines[i:j])))
-            i = j
-            continue
-        if parts and parts[-1][0] == "text": parts[-1] = ("text", parts[-1][1] + lines[i])
-        else: parts.append(("text", lines[i]))
-        i += 1
-    return [(k, t) for k, t in parts if t.strip()]
-
-
-def _printed_outputs(o: dict) -> list:
-    "A stdout output whose text holds printed Markdown tables, as [output | markdown text, ...]; else [o]."
-    if o.get("output_type") != "stream" or o.get("name") != "stdout": return [o]
-    parts = split_printed_tables(_src(o.get("text")))
-    if not any(k == "markdown" for k, _ in parts): return [o]
-    return [t if k == "markdown" else {**o, "text": t} for k, t in parts]
-
-
-def prepare_notebook(nb: dict) -> tuple[dict, dict]:
-    """Apply Quarto's cell options to a processed notebook so that pandoc's ipynb reader renders what Quarto
-    would: returns (frontmatter, notebook). `include: false` drops a cell; `output: false` its outputs;
-    markdown outputs (show_doc, `IPython.display.Markdown`, `output: asis`) and Markdown tables printed to
-    stdout become markdown cells; `echo`, `code-fold`, `code-summary`
-    and `fig-cap` go into cell metadata for the Lua filter."""
-    front, cells = {}, []
-    for cell in nb.get("cells", []):
-        ctype, src = cell.get("cell_type"), _src(cell.get("source"))
-        if ctype == "raw":
-            s = src.strip()
-            if not front and s.startswith("---"):
-                try: front = yaml.safe_load(s.strip("-\n ")) or {}
-                except yaml.YAMLError: front = {}
-                continue
-            cells.append(cell); continue
-        if ctype != "code":
-            cells.append({"cell_type": ctype, "metadata": {}, "source": src, **({"attachments": cell["attachments"]}
-                                                                                 if "attachments" in cell else {})})
-            continue
-        opts, code = _cell_options(src)
-        if opts.get("include") is False: continue
-        meta = {}
-        for k in ("echo", "code-fold", "code-summary", "fig-cap"):
-            if k in opts: meta[k] = str(opts[k]).lower() if isinstance(opts[k], bool) else str(opts[k])
-        outputs = [] if opts.get("output") is False else list(cell.get("outputs", []))
-        asis = opts.get("output") == "asis"
-        # split the outputs at each markdown output: [outputs, markdown, outputs, markdown, ..., outputs]
-        segments, run_ = [], []
-        for o in (x for out in outputs for x in ([out] if asis else _printed_outputs(out))):
-            if isinstance(o, str): segments += [run_, o]; run_ = []; continue   # a printed Markdown table
-            o = {k: v for k, v in o.items() if k != "execution_count"}
-            if o.get("output_type") == "execute_result":  # pandoc reads one only with a number: shown the same way
-                o["output_type"] = "display_data"
-            md = _markdown_output(o, asis)
-            if md is None: run_.append(o)
-            else: segments += [run_, md]; run_ = []
-        segments.append(run_)
-        for i, seg in enumerate(segments):
-            if isinstance(seg, str): cells.append(_md_cell(seg))
-            elif i == 0 and meta.get("echo") != "false": cells.append(_code_cell(code, seg, meta))
-            elif seg: cells.append(_code_cell("", seg, {**meta, "echo": "false"}))   # outputs only
-    nb = {**nb, "cells": cells}
-    return front, nb
-
-
-
-# ---------------------------------------------------------------------------------------------------- build
-def run(cmd, cwd=None, what=""):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    warn = [l for l in r.stderr.splitlines() if l.strip()]
-    if r.returncode != 0:
-        raise BuildError(f"{what or cmd[0]} failed (exit {r.returncode}):\n" + r.stderr.strip())
-    return r.stdout, warn
-
-
-def copy_mathjax(dest: Path):
-    if not (MATHJAX / "MathJax.js").exists():
-        raise BuildError(f"MathJax not found at {MATHJAX} (Debian package libjs-mathjax; `make setup` installs it)")
-    for part in MATHJAX_PARTS:
-        s, d = MATHJAX / part, dest / part
-        d.parent.mkdir(parents=True, exist_ok=True)
-        if s.is_dir(): shutil.copytree(s, d, dirs_exist_ok=True, symlinks=False)
-        else: shutil.copy2(s, d)
-
-
-HINT_IMPORTS = ("nbdev runs each notebook's import, export and show_doc cells to render the API docs; a cell "
-                "that mixes imports with other code is run too, and fails without the cells before it: give the "
-                "imports a cell of their own.")
-
-
-def process_notebooks(root: Path, nbs: Path, srcs: list[str], workers: int, notes: list[str]) -> tuple[Path, dict]:
-    """nbdev's processing of the notebooks into _proc/ (cached by modification time, as nbdev does).
-    Returns the folder and {page: error message} for the notebooks that nbdev could not process; what nbdev
-    warns about goes to `notes`."""
-    import warnings
-
-    from nbdev.serve import proc_nbs
-    if workers > 0:
-        try: return Path(proc_nbs(str(nbs), n_workers=workers)), {}
-        except Exception: pass   # find out which notebooks fail, one at a time
-    errors = {}   # one notebook at a time, to name every one that fails and still render the others
-    for s in srcs:
-        if not s.endswith(".ipynb"): continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try: proc_nbs(str(nbs), n_workers=0, file_glob=Path(s).name)
-            except Exception as e:  # nbdev's message names the notebook and the cell; the traceback adds nothing
-                msg = str(e)
-                if "import" in msg: msg += "\n" + HINT_IMPORTS
-                errors[s] = msg
-        for w in caught:
-            msg = str(w.message)
-            if "Found cells containing imports" in msg:
-                code = [l for l in msg.split("---", 1)[-1].strip("-\n ").splitlines() if l and not l.startswith("#|")]
-                notes.append(f"{s}: a cell mixes imports with other code, so nbdev runs it while building the "
-                             f"docs (give the imports a cell of their own): {code[0] if code else ''!r} ...")
-            elif issubclass(w.category, (UserWarning, RuntimeWarning)):
-                notes.append(f"nbdev warning: {s}: {msg.splitlines()[0] if msg else w.category.__name__}")
-    return root / "_proc", errors
-
-
-def _raw_title(path: Path) -> str | None:
-    "The `# Title` opening a notebook's first markdown cell."
-    try: cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-    except Exception: return None
-    for c in cells:
-        if c.get("cell_type") == "markdown":
-            line = _src(c.get("source")).strip().splitlines()[:1]
-            return line[0].lstrip("#").strip() if line and line[0].startswith("# ") else None
-    return None
 
 
 def build_with_quarto(root: Path, readme: bool):
@@ -300,7 +109,7 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
         if s in errors:
             name = nbpath2html(Path(Path(s).name)).name
             pages[s] = {"src": None, "fmt": None, "front": {}, "html": (Path(s).parent / name).as_posix(),
-                        "title": _raw_title(nbs / s) or Path(name).stem}
+                        "title": raw_title(nbs / s) or Path(name).stem}
             continue
         if p.suffix == ".ipynb":
             front, nb = prepare_notebook(json.loads(p.read_text(encoding="utf-8")))
@@ -406,106 +215,6 @@ def build(root: Path, out: Path | None = None, readme: bool = True, workers: int
                          + "\n".join(f"--- {s}:\n{e}" for s, e in errors.items()))
     return {"pages": [pages[s]["html"] for s in order], "out": out, "readme": readme_path, "notes": notes,
             "api": api, "search": search_line}
-
-
-def _ids(path: Path) -> set[str]: return set(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8")))
-
-
-def retarget_to_api(out: Path, htmls: list[str]) -> list[str]:
-    """Point links to `page.html#name` whose page has no such id (nbdev links every backticked public name to its
-    module's page, show_doc or not) at the API page's entry `api.html#name` when it has one. Returns them."""
-    api_ids, ids, moved = _ids(out / API_HTML), {h: _ids(out / h) for h in htmls}, []
-    for h in htmls:
-        page = out / h
-        def fix(m, h=h):
-            href = m.group(1)
-            path, _, frag = href.partition("#")
-            target = (Path(h).parent / path).as_posix() if path else h
-            target = os.path.normpath(target).replace(os.sep, "/")
-            if not frag or "://" in path or target not in ids or frag in ids[target] or frag not in api_ids:
-                return m.group(0)
-            moved.append(f"{target}#{frag}")
-            rel = os.path.relpath(API_HTML, Path(h).parent.as_posix() or ".").replace(os.sep, "/")
-            return f'href="{rel}#{frag}"'
-        text = page.read_text(encoding="utf-8")
-        new = re.sub(r'href="([^"]*#[^"]*)"', fix, text)
-        if new != text: page.write_text(new, encoding="utf-8")
-    return sorted(set(moved))
-
-
-def write_api_page(pages: dict, order: list[str], errors: dict, out: Path, cfg, notes: list[str]) -> dict:
-    """The markdown of the API reference page, linked to the sections of the pages rendered in `out`.
-    Returns {'documented': number of entries, 'unlinked': names without a show_doc section on their page}."""
-    built = [s for s in order if s not in errors and s != API_SRC]
-    ids = {pages[s]["html"]: _ids(out / pages[s]["html"]) for s in built}
-    api = ApiPage(str(cfg.lib_name), Path(cfg.lib_path), load_modidx(Path(cfg.lib_path)), ids,
-                  {pages[s]["html"]: pages[s]["title"] for s in built}, [pages[s]["html"] for s in built])
-    pages[API_SRC]["src"].write_text(api.markdown(), encoding="utf-8")
-    if api.errors: errors[API_SRC] = "modules left out of the API page:\n" + "\n".join(api.errors)
-    for p in api.plain: notes.append(f"API page: show_doc cannot render {p}; signature shown as written")
-    return {"documented": api.documented, "unlinked": [n.split(".", 2)[-1] for n in api.unlinked]}
-
-
-README_FIGURES = "images/readme"   # in the notebooks' folder: the home page's figures as files, for README.md
-
-
-def readme_figures(nb: dict, folder: Path) -> dict:
-    """The prepared notebook with each PNG or JPEG output written to `folder` (named by its content's hash, so
-    an unchanged figure keeps its file) and shown by a markdown cell `![](images/readme/<hash>.png)` instead:
-    GitHub shows no images embedded in README.md. Files of `folder` that no figure uses any more are removed."""
-    cells, used = [], set()
-    for c in nb["cells"]:
-        if c["cell_type"] != "code": cells.append(c); continue
-        run_ = []
-        for o in c.get("outputs", []):
-            data = o.get("data", {})
-            kind = next((k for k in ("image/png", "image/jpeg") if k in data), None)
-            if kind is None: run_.append(o); continue
-            raw = base64.b64decode(_src(data[kind]))
-            name = hashlib.sha1(raw).hexdigest()[:16] + (".png" if kind == "image/png" else ".jpg")
-            folder.mkdir(parents=True, exist_ok=True)
-            if not (folder / name).exists(): (folder / name).write_bytes(raw)
-            used.add(name)
-            cells += [{**c, "outputs": run_}, _md_cell(f"![figure]({README_FIGURES}/{name})")]
-            c, run_ = {**c, "source": "", "metadata": {**c["metadata"], "echo": "false"}}, []
-        cells.append({**c, "outputs": run_})
-    if folder.is_dir():
-        for f in folder.iterdir():
-            if f.name not in used: f.unlink()
-    return {**nb, "cells": cells}
-
-
-def write_readme(root: Path, page: dict, pagemap: dict, cfg, work: Path) -> Path:
-    "GitHub markdown of the processed index notebook; links to notebooks and images point into the notebooks' folder."
-    nbs = Path(cfg.nbs_path)
-    nbs_rel = os.path.relpath(nbs.resolve(), root.resolve()).replace(os.sep, "/")
-    meta = {"pagemap": pagemap, "nbs_prefix": "" if nbs_rel == "." else nbs_rel + "/"}
-    mfile = work / "readme.meta.yaml"
-    mfile.write_text(yaml.safe_dump(meta), encoding="utf-8")
-    src = work / "readme.ipynb"
-    src.write_text(json.dumps(readme_figures(json.loads(Path(page["src"]).read_text(encoding="utf-8")),
-                                             nbs / README_FIGURES)), encoding="utf-8")
-    # no --extract-media: images keep their paths (into nbs/), so README.md shows them in a checkout
-    js, _ = run(["pandoc", str(src), "-f", page["fmt"], "-t", "json", "--lua-filter", str(SITE / "quarto.lua"),
-                 "--metadata-file", str(mfile)], cwd=root, what="pandoc (README)")
-    doc = json.loads(js)
-    doc["meta"] = {}
-    md = _pandoc_stdin(json.dumps(doc), root)
-    head = f"# {page['title']}\n\n"
-    desc = page["front"].get("description")
-    if desc: head += f"> {desc}\n\n"
-    text = head + "<!-- WARNING: THIS FILE WAS AUTOGENERATED FROM nbs/index.ipynb! DO NOT EDIT! -->\n\n" + md
-    out = root / "README.md"
-    out.write_text(text.rstrip() + "\n", encoding="utf-8")
-    return out
-
-
-def _pandoc_stdin(text: str, cwd: Path) -> str:
-    r = subprocess.run(["pandoc", "-f", "json", "-t", "gfm+tex_math_dollars", "--wrap=preserve"], input=text,
-                       cwd=cwd, capture_output=True, text=True)
-    if r.returncode: raise BuildError("pandoc (README) failed:\n" + r.stderr)
-    return r.stdout
-
 
 REPORT = "build_report.txt"
 

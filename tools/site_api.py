@@ -1,4 +1,4 @@
-"""The API reference page of the site (used by tools/build_site.py): every public name of every module of the
+"""The API reference page of the site (written by tools/site_links.py): every public name of every module of the
 package (its `__all__`), and every public method of each class, as nbdev's `show_doc` renders it (heading,
 source link, signature, documentation), each with a link to its section on the tutorial page that defines it.
 

@@ -4,7 +4,7 @@ Quarto is not installed).
 
 * cells: pandoc's ipynb reader wraps each cell in a Div "cell code" / "cell markdown" and each output in a
   Div "output <type>"; they get Quarto's class names (cell-output-display, cell-output-stdout, ...).
-* cell options that tools/build_site.py moved from `#| key: value` comments into cell metadata (and so into
+* cell options that tools/site_notebook.py moved from `#| key: value` comments into cell metadata (and so into
   Div attributes): echo: false drops the source, code-fold: true|show folds it into <details>,
   code-summary names the fold, fig-cap captions the cell's figure.
 * callouts: `:::{.callout-note}` (tip, warning, important, caution) become boxes with an icon and a title
