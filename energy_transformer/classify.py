@@ -413,8 +413,8 @@ def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
     C, Hpx, Wpx = image_shape
     a = read_photo(path, C)
     if 2 * a.shape[1] < Hpx or 2 * a.shape[2] < Wpx:  # upsampled more than twice, it is a blur the model never saw
-        raise ValueError(f"{path} is {a.shape[1]} x {a.shape[2]} pixels, less than half the model's {Hpx} x {Wpx} input: too "
-                         "small to classify")
+        raise ValueError(f"{path} is {a.shape[1]} x {a.shape[2]} pixels (height x width), less than half the model's "
+                         f"{Hpx} x {Wpx} input: too small to classify")
     if a.shape[1:] != (Hpx, Wpx):
         from skimage.transform import resize  # only when a picture needs it: it adds half a second to the command's start
         a = resize(a, (C, Hpx, Wpx), order=1, anti_aliasing=True).astype(np.float32)
