@@ -7,29 +7,22 @@ Docs: https://energy-transformer.github.io/energy_transformer/attention.html.md"
 # %% ../nbs/24_attention.ipynb #attn0004
 from __future__ import annotations
 
-from abc import abstractmethod
+from collections.abc import Callable
+from functools import partial
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jaxtyping import Array, Float, Int, PyTree
 
 from .checks import check_int
+from .cosine_attention import CosineEnergy
+from .kernel import AbstractAttention, AutogradAttention, _allowed  # noqa: F401 (_allowed: read here by benchmarks)
 
 # %% auto #0
-__all__ = ['ATTENTION', 'AbstractAttention', 'SoftmaxAttention', 'TaylorAttention', 'WindowAttention', 'MixedAttention',
-           'attention_kernel']
+__all__ = ['ATTENTION', 'SoftmaxAttention', 'TaylorAttention', 'WindowAttention', 'MixedAttention', 'attention_kernel']
 
 # %% ../nbs/24_attention.ipynb #attn0006
-def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
-    "Static boolean mask allowed[C, B]: may query token C attend to key token B?"
-    a = np.ones((N, N), bool)
-    if exclude_self: a &= ~np.eye(N, dtype=bool)
-    if causal: a &= np.triu(np.ones((N, N), bool))  # B <= C
-    return a.T  # indexed [C, B]: query-major, the layout of the score matrix
-
 def _masked_lse_softmax(S, allowed, beta=None):
     """Row-wise log-sum-exp and softmax of the scores S[h, C, B] (given beta: of beta S, S shifted by its largest before
     beta scales it, the top exactly 0 at any beta) over the keys B allowed for query C; empty rows give 0"""
@@ -63,52 +56,6 @@ def _softmax_lse(Q, K, beta, allowed, bias=None):
 _TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
 _PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor prefix gradient
 
-
-class AbstractAttention(eqx.Module):
-    """An attention energy of one token set's queries and keys Q, K (H, N, Y):
-    E_att = -(1/beta) sum_h sum_C log sum_{B allowed for C} f(s_hCB), s_hCB = beta K_hB . Q_hC + b_h(C - B).
-    `pos` is the position signal: a bias b (H, N, N) added to the scores (softmax), or a decay 0 < gamma <= 1 (H,) that
-    weighs each term by gamma_h^|C - B| (taylor); None for none. A kernel holds no arrays, only which pairs (C, B) are
-    allowed; the Energy Transformer composes one with its Hopfield energy and pulls dE/dQ and dE/dK back through its
-    projections."""
-    exclude_self: eqx.AbstractVar[bool]
-    causal: eqx.AbstractVar[bool]
-
-    def allowed(self, N: int) -> np.ndarray:
-        "allowed[C, B] (static): may query C attend to key B"
-        return _allowed(N, self.exclude_self, self.causal)
-
-    @abstractmethod
-    def energy(self, Q: Float[Array, "H N Y"], K: Float[Array, "H N Y"], beta: Float[Array, ""],
-               pos=None) -> Float[Array, ""]:
-        "E_att, computed the kernel's own way"
-
-    @abstractmethod
-    def energy_direct(self, Q, K, beta, pos=None) -> Float[Array, ""]:
-        "E_att from the full (H, N, N) score matrix: the O(N^2 Y) reference"
-
-    @abstractmethod
-    def grads(self, Q, K, beta, pos=None) -> tuple[Float[Array, "H N Y"], Float[Array, "H N Y"]]:
-        "Closed-form (dE_att/dQ, dE_att/dK)"
-
-    @abstractmethod
-    def prefix_energies(self, Q, K, beta, pos=None) -> Float[Array, "N"]:
-        "Causal: each query's own term -(1/beta) sum_h log sum_{B <= C} f(s_hCB) (the keys belong to the prefix)"
-
-    @abstractmethod
-    def prefix_dq(self, Q, K, beta, pos=None) -> Float[Array, "H N Y"]:
-        "Causal: row C is the derivative of query C's own term with respect to Q_C, keys held fixed"
-
-    @abstractmethod
-    def init_state(self, H: int, N: int, Y: int) -> PyTree:
-        "Causal generation: what is kept of an empty prefix (of at most N tokens)"
-
-    @abstractmethod
-    def extend(self, state: PyTree, q: Float[Array, "H Y"], k: Float[Array, "H Y"], p: Int[Array, ""],
-               beta: Float[Array, ""], pos_row=None
-               ) -> tuple[Float[Array, "H Y"], PyTree]:
-        """Causal generation: the new token at position p with query q and key k against the `state` of its prefix;
-        returns dE/dq of its own term (`prefix_dq`'s row p) and the state with its key added"""
 
 # %% ../nbs/24_attention.ipynb #attn0008
 class SoftmaxAttention(AbstractAttention):
@@ -484,7 +431,8 @@ class MixedAttention(AbstractAttention):
         return jnp.concatenate([dl, df]), (sl, sf)
 
 # %% ../nbs/24_attention.ipynb #attn0013
-ATTENTION: dict[str, type[AbstractAttention]] = {"softmax": SoftmaxAttention, "taylor": TaylorAttention}
+ATTENTION: dict[str, Callable[..., AbstractAttention]] = {"softmax": SoftmaxAttention, "taylor": TaylorAttention,
+                                                         "cosine": partial(AutogradAttention, term=CosineEnergy())}
 
 def attention_kernel(kind: str,  # a key of `ATTENTION`
                      exclude_self: bool = True,  # leave B = C out

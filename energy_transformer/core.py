@@ -63,7 +63,7 @@ class ETConfig:
     M: int = 3072 # memories of the Hopfield module
     beta: float | None = None # inverse temperature of attention; None -> 1/sqrt(Y)
     exclude_self: bool = True # leave B == C out of the log-sum (the paper's equation)
-    attention: str = "softmax" # "softmax" (the paper) or "taylor" (linear in N)
+    attention: str = "softmax" # a kernel of `attention.ATTENTION`: "softmax" (the paper), "taylor" (linear in N), ...
     causal: bool = False # token C attends only to B <= C
     rel_pos: int = 0 # learned bias b_h(C - B) in the attention scores for offsets up to +-rel_pos (0: none)
     decay: bool = False # taylor: weigh term (C, B) by a learned gamma_h^|C - B| per head (a position signal that factorises)
