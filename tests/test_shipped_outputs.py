@@ -2,9 +2,9 @@
 tests/shipped_reference.py): moving code between modules must not change what a shipped model computes."""
 import numpy as np
 import pytest
+from shipped_reference import REFERENCE, reference_output
 
 from energy_transformer.pretrained import available_models, load_pretrained
-from shipped_reference import REFERENCE, reference_output
 
 
 @pytest.fixture(scope="module")

@@ -555,3 +555,64 @@ def test_top_level_names_read_from_the_package_init(tmp_path):
     assert pairs == [("core", "ETConfig"), ("core", "cp"), ("data", "load")]
     init.write_text("from .core import A\n")
     assert site_api.top_level_names(init, "pkg") == (None, [("core", "A")])
+
+
+# ------------------------------------------------------------------------------- browser_test.py --report
+WIDE_PAGE = (   # hand-written content for the top of topic.html (a page of the sidebar section "Tutorials")
+    '<div class="cell"><div class="sourceCode"><pre class="sourceCode python"><code>WIDE_CODE = "'
+    + "x" * 300 + '"</code></pre></div></div>\n'
+    '<p><span class="math display">\\[W_{\\mathrm{wide}} = \\text{' + "wide " * 60
+    + '}\\]</span></p>\n'   # MathJax breaks lines between the terms of an equation, never in a text
+    '<div class="cell"><div class="cell-output cell-output-display"><p><img src="captioned.png"></p></div></div>\n'
+    '<p><em>A captioned figure.</em></p>\n'
+    '<div class="cell"><div class="cell-output cell-output-display"><p><img src="uncaptioned.png"></p></div></div>\n'
+    '<p>No caption: plain text that costs $5 and shows W__d, and Box.__init__ (a name, rendered).</p>\n'
+    '<figure><img src="figure.png"><figcaption>A figure with a caption of its own</figcaption></figure>\n')
+
+
+@pytest.mark.skipif(not HAVE_BROWSER, reason="chromium / chromedriver not installed")
+def test_browser_report_finds_wide_code_equation_and_uncaptioned_figure(site, tmp_path):
+    root = site[0]
+    docs = tmp_path / "docs"
+    shutil.copytree(root / "_docs", docs)
+    for name in ("captioned", "uncaptioned", "figure"):
+        Image.new("RGB", (240, 120), (30, 120, 30)).save(docs / f"{name}.png")
+    page = docs / "topic.html"
+    page.write_text(re.sub(r"(<main[^>]*>)", lambda m: m.group(1) + WIDE_PAGE, page.read_text(), count=1))
+    report = tmp_path / "report.json"
+    run = lambda *a: subprocess.run([PY, "-m", "tools.browser_test", "--root", str(root), "--docs", str(docs),
+                                     "--shots", str(tmp_path / "shots"), "--search", "zyzzyva",
+                                     "--expect", r"^topic\.html#measured-quality$", *a],
+                                    cwd=ROOT, capture_output=True, text=True, timeout=300)
+    r = run("--report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr          # the report fails on none of the layout rules
+    rep = json.loads(report.read_text())
+    topic = rep["pages"]["topic.html"]
+    assert topic["section"] == "Tutorials" and rep["widths"] == ["1280", "390"]
+    for w in ("1280", "390"):
+        m = topic["layout"][w]
+        assert m["width"] == int(w)
+        assert any(e.startswith('WIDE_CODE = "xxx') for e in m["examples"]["code"]), m
+        assert any(e.startswith("W_{\\mathrm{wide}} = \\text{wide wide") for e in m["examples"]["equations"]), m
+        assert m["figures"] == 3 and m["counts"]["uncaptioned"] == 1 and m["examples"]["uncaptioned"] == [
+            "uncaptioned.png"], m
+        assert m["counts"]["unrendered"] == 2 and "costs $5" in m["examples"]["unrendered"][0], m
+        assert "shows W__d" in m["examples"]["unrendered"][1]       # and not Box.__init__: 2 found, not 4
+        assert 0 < m["height"] < 40_000
+    assert topic["problems"]["code_width@390"] and topic["problems"]["equation_width@1280"]
+    assert topic["problems"]["figure_caption"] == ["uncaptioned.png"]
+    assert rep["pages"]["index.html"]["layout"]["1280"]["counts"]["code"] == 0   # the home page's are narrow
+    assert "topic.html" in r.stdout and "layout report in" in r.stdout
+    # a normal run fails on the rules not in REPORT_ONLY: a table too wide at 390 px, the navbar out of order
+    page.write_text(page.read_text().replace(
+        WIDE_PAGE, WIDE_PAGE + '<table style="overflow: visible; max-width: none; width: 900px"><tr><td>WIDE_TABLE'
+        "</td></tr></table>\n"))
+    home = docs / "index.html"
+    home.write_text(re.sub(r'<a class="nav-link" href="topic.html">Topic</a>',
+                           '<a class="nav-link" href="index.html">Tutorials</a>', home.read_text()))
+    r = run()
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "topic.html: table wider than its container at 390 px: WIDE_TABLE (900 > " in r.stderr, r.stderr
+    assert ("(site: navbar, sidebar, home page): navbar, sidebar and the home page's tutorials disagree: the "
+            "navbar's 'Tutorials' leads to index.html, the sidebar's section starts with topic.html") in r.stderr
+    assert "code block scrolls sideways" not in r.stderr    # report-only

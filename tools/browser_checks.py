@@ -35,6 +35,7 @@ from tools.browser_js import (
     JS_SIDEBAR_STATE,
     JS_TEXT,
 )
+from tools.browser_layout import MIN_FIGURE, PHONE, measure
 from tools.browser_session import Server, browser, screenshot, wait_for
 
 RAW_TEXT = [(":::", "a fenced-div marker ':::'"), ("$$", "raw display math '$$'"),
@@ -46,8 +47,6 @@ RE_TABLE_RULE = re.compile(r"\|\s*:?-{3,}:?\s*\|")         # "|---|", "| ---: |"
 BUILTIN_DOCS = ["Built-in immutable sequence", "Built-in mutable sequence", "dict() -> new empty dictionary",
                 "str(object='') -> str", "int([x]) -> integer"]
 FIRST_SCREEN = (1280, 800)   # the home page's first screen must show an image (a figure, not an icon)
-MIN_FIGURE = (120, 60)
-PHONE = 390
 SETTLE_S, LAYOUT_S = 10.0, 3.0   # how long late images, and the layout after a resize, may take
 RE_ID = re.compile(r"""\bid=["']([^"']+)["']""")
 
@@ -127,10 +126,8 @@ def check_home(driver, base: str, docs: Path, width: int, height: int, query: st
     return probs
 
 
-def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Path, width: int,
-               height: int) -> list[str]:
-    probs = []
-    server.current["page"] = url
+def load(driver, url: str, probs: list[str]) -> tuple[str | None, list[str]]:
+    "Load a page and wait for it, its math (which MathJax breaks into lines for the window's width) and its images"
     driver.get(url)
     t0 = time.time()
     while driver.execute_script("return document.readyState") != "complete":
@@ -141,8 +138,16 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     except Exception as e:  # timeout
         mj = None
         probs.append(f"MathJax did not finish typesetting ({type(e).__name__})")
-    # images: give late ones time (a loaded machine serves slowly), then report those that did not load
-    bad = wait_for(lambda: driver.execute_script(JS_IMAGES), lambda b: not b, SETTLE_S)
+    # images: give late ones time (a loaded machine serves slowly); those that did not load
+    return mj, wait_for(lambda: driver.execute_script(JS_IMAGES), lambda b: not b, SETTLE_S)
+
+
+def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Path, width: int,
+               height: int, layout: dict | None = None) -> list[str]:
+    "The problems of a page; `layout`, when given, gets tools/browser_layout.py's measures at each width."
+    probs = []
+    server.current["page"] = url
+    mj, bad = load(driver, url, probs)
     for src in bad: probs.append(f"image did not load: {src}")
     m = driver.execute_script(JS_MATH)
     if m["pandocMath"] and mj == "none": probs.append(f"{m['pandocMath']} math elements but no MathJax on the page")
@@ -167,6 +172,7 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     for href in dict.fromkeys(driver.execute_script(JS_LINKS)):
         problem = link_problem(href, base, docs)
         if problem: probs.append(problem)
+    if layout is not None: layout[str(width)] = measure(driver, text)
     screenshot(driver, shot, width)
     # a phone: nothing may stick out on the right
     driver.set_window_size(PHONE, height)
@@ -174,6 +180,9 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     if o["over"] > 0:
         probs.append(f"scrolls sideways at {PHONE} px ({o['over']} px too wide): " + ", ".join(o["culprits"]))
     screenshot(driver, shot.with_name(shot.stem + f"__{PHONE}px.png"), PHONE)
+    if layout is not None:   # as a phone loads it: MathJax breaks its lines for the width it typesets at
+        load(driver, url, probs)
+        layout[str(PHONE)] = measure(driver)
     driver.set_window_size(width, height)
     time.sleep(0.1)
     for e in driver.get_log("browser"):
@@ -183,9 +192,14 @@ def check_page(driver, server: Server, base: str, url: str, docs: Path, shot: Pa
     return list(dict.fromkeys(probs))
 
 
-def check_pages(docs: Path, rels: list[str], shots: Path, width: int, height: int) -> dict[str, list[str]]:
-    "The problems of each page `rels` names (its path in the site), checked in one browser of their own"
+def check_pages(docs: Path, rels: list[str], shots: Path, width: int, height: int) -> dict[str, tuple]:
+    """The problems of each page `rels` names (its path in the site), checked in one browser of their own, and its
+    layout ({width: tools.browser_layout.measure(...)})"""
+    out = {}
     with browser(docs, width, height) as (driver, server, base):
-        return {rel: check_page(driver, server, base, base + rel, docs,
-                                shots / (rel.replace("/", "__").removesuffix(".html") + ".png"), width, height)
-                for rel in rels}
+        for rel in rels:
+            layout = {}
+            probs = check_page(driver, server, base, base + rel, docs,
+                               shots / (rel.replace("/", "__").removesuffix(".html") + ".png"), width, height, layout)
+            out[rel] = (probs, layout)
+    return out

@@ -111,3 +111,78 @@ JS_SIDEBAR = r"""
 const links = document.querySelectorAll('#sidebar a.sidebar-link, #quarto-sidebar a.sidebar-link, nav.sidebar a');
 return [...new Set([...links].map(a => a.href))];
 """
+# What the layout rules of tools/browser_layout.py measure in the content (<main>) at one window width: display
+# equations wider than their container, code blocks that scroll sideways, tables wider than their container (and
+# whether a box of theirs scrolls sideways), figures without a caption, the page's height. Each offending element
+# is named by its first 60 characters (an equation by its TeX). Arguments: the least natural size of a figure.
+JS_LAYOUT = r"""
+const [minW, minH] = arguments;
+const root = document.querySelector('main') || document.body;
+const shown = e => e.getClientRects().length > 0;
+const short = s => (s || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+const inner = e => { const s = getComputedStyle(e);
+  return e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight); };
+const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+const MATH = '.math, .MathJax_Display, .MJXc-display, .mjx-chtml, .MathJax_CHTML, mjx-container';
+const box = e => { let c = e.parentElement; while (c && c !== root && c.matches(MATH)) c = c.parentElement; return c; };
+const outermost = (sel) => [...root.querySelectorAll(sel)].filter(e => shown(e) && !e.parentElement.closest(sel));
+const equations = [];
+for (const d of outermost('mjx-container[display="true"], .MathJax_Display, .MJXc-display, .math.display')) {
+  const m = d.querySelector('[id$="-Frame"], mjx-math') || d;
+  const w = Math.max(d.scrollWidth, m.scrollWidth, m.getBoundingClientRect().width,
+                     parseFloat(getComputedStyle(m).minWidth) || 0);
+  const c = box(d);
+  if (c && w > inner(c) + 1) {
+    const src = m.id && document.getElementById(m.id.replace(/-Frame$/, ''));
+    equations.push(short(src ? src.textContent : d.textContent) + ` (${Math.round(w)} > ${Math.round(inner(c))} px)`);
+  }
+}
+const code = [];
+for (const b of outermost('div.sourceCode, pre')) {
+  const e = [b, ...b.querySelectorAll('pre')].find(e => e.scrollWidth > e.clientWidth + 1);
+  if (e) code.push(short((b.querySelector('pre') || b).textContent) + ` (${e.scrollWidth} > ${e.clientWidth} px)`);
+}
+const tables = [], tablesScrolled = [];
+for (const t of outermost('table')) {
+  const c = t.parentElement, w = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
+  if (w <= inner(c) + 1) continue;
+  let s = false; for (let a = t; a && a !== root; a = a.parentElement) if (scrolls(a)) { s = true; break; }
+  (s ? tablesScrolled : tables).push(short(t.textContent) + ` (${Math.round(w)} > ${Math.round(inner(c))} px)`);
+}
+const italic = p => p && p.tagName === 'P' && p.textContent.trim() !== '' && [...p.childNodes].every(n =>
+  (n.nodeType === 3 && !n.textContent.trim()) || (n.nodeType === 1 && ['EM', 'I'].includes(n.tagName)));
+const captioned = i => {
+  const f = i.closest('figure'), fc = f && f.querySelector('figcaption');
+  if (fc && fc.textContent.trim()) return true;
+  const b = i.closest('.cell') || f || i.closest('p') || i;
+  return italic(b.nextElementSibling);
+};
+const figures = [...root.querySelectorAll('img')].filter(i => shown(i) && i.naturalWidth >= minW
+                                                              && i.naturalHeight >= minH);
+const uncaptioned = figures.filter(i => !captioned(i)).map(i => {
+  const c = i.closest('.cell'), code = c && c.querySelector('pre code');
+  return short(i.getAttribute('src').split('/').pop() + (code ? ': ' + code.textContent : ''));
+});
+return {width: innerWidth, height: document.documentElement.scrollHeight, equations, code, tables, tablesScrolled,
+        figures: figures.length, uncaptioned};
+"""
+# The sidebar's page links, each with the title of the section it is in ('' outside sections), the navbar's links
+# with their text, and the links of the page's section whose heading names the tutorials (the home page's list).
+JS_NAV_ORDER = r"""
+const sec = a => { const s = a.closest('li.sidebar-section, li.sidebar-item-section, .sidebar-item-section');
+  const t = s && s.querySelector('.sidebar-section-title, .sidebar-item-text, .menu-text');
+  return t ? t.textContent.trim() : ''; };
+const sidebar = [...document.querySelectorAll('#sidebar a.sidebar-link, #quarto-sidebar a.sidebar-link')]
+  .map(a => ({href: a.href, section: sec(a)}));
+const navbar = [...document.querySelectorAll('header.navbar a.nav-link, nav.navbar a.nav-link, #quarto-header a.nav-link')]
+  .map(a => ({href: a.href, text: a.textContent.trim()}));
+// on the home page: the links of its section whose heading names the tutorials, up to the next such heading
+const main = document.querySelector('main') || document.body, home = [];
+let level = 0;
+for (const e of main.querySelectorAll('h1, h2, h3, h4, a[href]')) {
+  const m = /^H([1-4])$/.exec(e.tagName);
+  if (m) { if (level && +m[1] <= level) break; if (!level && /tutorial/i.test(e.textContent)) level = +m[1]; }
+  else if (level) home.push(e.href);
+}
+return {sidebar, navbar, home};
+"""
