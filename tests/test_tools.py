@@ -559,7 +559,7 @@ def test_top_level_names_read_from_the_package_init(tmp_path):
 
 # ------------------------------------------------------------------------------- browser_test.py --report
 WIDE_PAGE = (   # hand-written content for the top of topic.html (a page of the sidebar section "Tutorials")
-    '<div class="cell"><div class="sourceCode"><pre class="sourceCode python"><code>WIDE_CODE = "'
+    '<div class="cell"><div class="sourceCode"><pre class="sourceCode python"><code style="white-space: pre">WIDE_CODE = "'
     + "x" * 300 + '"</code></pre></div></div>\n'
     '<p><span class="math display">\\[W_{\\mathrm{wide}} = \\text{' + "wide " * 60
     + '}\\]</span></p>\n'   # MathJax breaks lines between the terms of an equation, never in a text
@@ -615,4 +615,5 @@ def test_browser_report_finds_wide_code_equation_and_uncaptioned_figure(site, tm
     assert "topic.html: table wider than its container at 390 px: WIDE_TABLE (900 > " in r.stderr, r.stderr
     assert ("(site: navbar, sidebar, home page): navbar, sidebar and the home page's tutorials disagree: the "
             "navbar's 'Tutorials' leads to index.html, the sidebar's section starts with topic.html") in r.stderr
-    assert "code block scrolls sideways" not in r.stderr    # report-only
+    assert "topic.html: code block scrolls sideways at 1280 px: WIDE_CODE" in r.stderr, r.stderr
+    assert "display equation wider than its container" not in r.stderr    # report-only
