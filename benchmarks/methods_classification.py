@@ -16,12 +16,10 @@ from energy_transformer.classify import (
     ImageClassifier,
     PixelMLP,
     Split,
-    accuracy,
     classification_splits,
-    error_by_energy,
-    fit_classifier,
     matched_transformer,
 )
+from energy_transformer.classify_training import accuracy, error_by_energy, fit_classifier
 from energy_transformer.convnet import matched_convnet
 from energy_transformer.core import ETConfig, count_params
 from energy_transformer.train import TrainConfig

@@ -21,9 +21,8 @@ from energy_transformer.classify import (
     ImageClassifier,
     PixelMLP,
     classification_splits,
-    fit_classifier,
-    quality_entry,
 )
+from energy_transformer.classify_training import fit_classifier, quality_entry
 from energy_transformer.convnet import matched_convnet
 from energy_transformer.core import ETConfig, count_params
 from energy_transformer.train import TrainConfig

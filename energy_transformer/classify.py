@@ -8,38 +8,29 @@ Docs: https://energy-transformer.github.io/energy_transformer/classification.htm
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
-from functools import partial
 from pathlib import Path
-from typing import Annotated
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
-from fastcore.script import anno_parser, store_true
-from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
+from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 from . import core
 from .checkpoint import load_checkpoint, resolve_checkpoint
-from .checks import as_unit_images, check_int, check_key, float_dtype, quiet_interrupts
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, count_params, descend
+from .checks import as_unit_images, check_int, check_key, float_dtype
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, descend
 from .data import load_fashion_mnist, load_mnist
 from .heads import Readout
-from .inpaint import read_photo
-from .novelty import GaussianNovelty, load_novelty
+from .novelty import GaussianNovelty
 from .patches import Patcher
-from .train import TrainConfig, fit
 
 # %% auto #0
 __all__ = ['FASHION_MNIST_CLASSES', 'DIGIT_CLASSES', 'Split', 'classification_splits', 'ClassifierConfig', 'PatchEmbedding',
            'check_images', 'AbstractClassifier', 'ETDescent', 'TransformerStack', 'ImageClassifier',
-           'matched_transformer', 'PixelMLP', 'classify_loss', 'accuracy', 'labelled_batches', 'fit_classifier',
-           'load_classifier', 'classifier_features', 'calibrate_novelty', 'novelty_path', 'read_image', 'et_classify',
-           'quality_entry', 'error_by_energy']
+           'matched_transformer', 'PixelMLP', 'load_classifier', 'classifier_features', 'calibrate_novelty',
+           'novelty_path']
 
 # %% ../nbs/06_classification.ipynb #2ed747b5
 FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -302,74 +293,6 @@ class PixelMLP(AbstractClassifier):
         for layer in self.layers[:-1]: h = jax.nn.relu(layer(h))
         return self.layers[-1](h)
 
-# %% ../nbs/06_classification.ipynb #3215425e
-def classify_loss(model: AbstractClassifier, # any classifier
-                  batch: tuple[Float[Array, "B C Hpx Wpx"], Int[Array, "B"]], # images and labels
-                  key: PRNGKeyArray | None = None, # unused (the loss is deterministic)
-                  *, smoothing: float = 0.0, # label smoothing: the target puts smoothing/K on every class
-                 ) -> Float[Array, ""]:
-    "Mean cross-entropy (nats) of the (smoothed) labels under the model's logits, over a batch"
-    images, labels = batch
-    logits = jax.vmap(model.logits)(images)
-    target = optax.smooth_labels(jax.nn.one_hot(labels, logits.shape[-1]), smoothing)
-    return optax.softmax_cross_entropy(logits, target).mean()
-
-def accuracy(model: AbstractClassifier, # any classifier
-             split: Split, # images and labels
-             *, T: int | None = None, # descent steps (default: config.T; an ET only)
-             mirror: bool = False, # classify on the mean probabilities of each image and its mirror image
-            ) -> float:
-    "Fraction of the split's images whose most probable class is their label"
-    return float(np.mean(model.predict(split.images, T=T, mirror=mirror) == split.labels))
-
-def labelled_batches(split: Split, # the training split
-                     batch_size: int, # images per batch
-                     *, seed: int = 0, # seeds the order and the flips of every epoch
-                     flip: bool = True, # mirror each image left-right with probability 1/2
-                     shift: int = 0, # translate each image by up to this many pixels along each axis (zeros shifted in)
-                    ):
-    "batches(start_step) -> an endless iterator of (images, labels), a pure function of seed and step (resumable)"
-    n = len(split)
-    if not 1 <= batch_size <= n: raise ValueError(f"batch_size must be in [1, {n}], got {batch_size}")
-    check_int("labelled_batches", "seed", seed, 0)
-    check_int("labelled_batches", "shift", shift, low=0)
-    per_epoch = n // batch_size
-    H, W = split.images.shape[-2:]
-
-    def translate(x, d):  # image k moved by (d[k, 0] - shift, d[k, 1] - shift) pixels
-        pad = np.pad(x, ((0, 0), (0, 0), (shift, shift), (shift, shift)))
-        return np.stack([pad[k, :, a:a + H, b:b + W] for k, (a, b) in enumerate(d)])
-
-    def batches(start_step: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        epoch, i = divmod(start_step, per_epoch)
-        while True:
-            rng = np.random.default_rng([seed, epoch])
-            order, flips = rng.permutation(n), rng.random(n) < 0.5
-            moves = rng.integers(0, 2 * shift + 1, (n, 2)) if shift else None
-            for j in range(i, per_epoch):
-                idx = order[j * batch_size:(j + 1) * batch_size]
-                x = split.images[idx]
-                if flip: x = np.where(flips[idx, None, None, None], x[..., ::-1], x)
-                if shift: x = translate(x, moves[idx])
-                yield x, split.labels[idx]
-            epoch, i = epoch + 1, 0
-    return batches
-
-# %% ../nbs/06_classification.ipynb #6d12881e
-def fit_classifier(model: AbstractClassifier, # the initial model
-                   splits: dict[str, Split], # "train", "valid" and "test" (`classification_splits`)
-                   tc: TrainConfig, # optimisation settings (steps, batch size, learning rate, ...)
-                   *, flip: bool = True, # random horizontal flips of the training images
-                   shift: int = 0, # random translations of up to this many pixels
-                   smoothing: float = 0.0, # label smoothing of the loss (`classify_loss`)
-                   **fit_kw, # passed to `fit` (out, name, resume, progress, ...)
-                  ) -> tuple[AbstractClassifier, dict]:
-    "Train a classifier with the package's `fit`: validation accuracy every `tc.eval_every` steps, test accuracy once at the end"
-    batches = labelled_batches(splits["train"], tc.batch_size, seed=tc.seed, flip=flip, shift=shift)
-    return fit(model, partial(classify_loss, smoothing=smoothing), batches, tc,
-               evaluate=lambda m: {"valid_accuracy": accuracy(m, splits["valid"])},
-               final_evaluate=lambda m: {"test_accuracy": accuracy(m, splits["test"])}, **fit_kw)
-
 # %% ../nbs/06_classification.ipynb #504bc19b
 def load_classifier(name_or_path: str | Path, # a shipped name ("fashion_mnist_classifier", ...) or a `.npz` file
                    ) -> ImageClassifier:
@@ -403,82 +326,3 @@ def novelty_path(checkpoint: str | Path, # a shipped classifier name or its chec
     "Where a classifier's novelty detector is kept: `<checkpoint stem>.novelty.npz` beside the checkpoint"
     p = Path(resolve_checkpoint(checkpoint))
     return p.with_name(p.stem + ".novelty.npz")
-
-# %% ../nbs/06_classification.ipynb #d9d3d97d
-def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
-               image_shape: tuple[int, int, int] = (1, 28, 28), # (C, Hpx, Wpx) the model expects
-               *, invert: bool = False, # 1 - pixels (dark objects on a light background)
-              ) -> Float[np.ndarray, "C Hpx Wpx"]:
-    "An image file as the model sees it: grey (or RGB for C = 3), resized to Hpx x Wpx, floats in [0, 1]"
-    C, Hpx, Wpx = image_shape
-    a = read_photo(path, C)
-    if 2 * a.shape[1] < Hpx or 2 * a.shape[2] < Wpx:  # upsampled more than twice, it is a blur the model never saw
-        raise ValueError(f"{path} is {a.shape[1]} x {a.shape[2]} pixels (height x width), less than half the model's "
-                         f"{Hpx} x {Wpx} input: too small to classify")
-    if a.shape[1:] != (Hpx, Wpx):
-        from skimage.transform import resize  # only when a picture needs it: it adds half a second to the command's start
-        a = resize(a, (C, Hpx, Wpx), order=1, anti_aliasing=True).astype(np.float32)
-    return 1 - a if invert else a
-
-def _et_classify_args(images: Annotated[str, {"nargs": "+"}], # image files (PNG, JPEG, ...)
-                      model: str = "fashion_mnist_classifier", # a shipped classifier name or a checkpoint .npz path
-                      invert: store_true = False, # use 1 - pixel (dark objects on a light background)
-                      mirror: store_true = False, # average the probabilities of the image and its left-right mirror image
-                      top_k: int = 3, # classes printed per image, most probable first
-                     ):
-    ("Classify image files with a trained classifier (default: the shipped Fashion-MNIST Energy Transformer). "
-     "Each image is converted to grey (transparent pixels count as white; 16-bit files are read whole) and resized to "
-     "the model's input size (28x28) before it is classified. Fashion-MNIST shows light clothes on a black background: "
-     "pass --invert for dark objects on a light background. An image unlike the training images is flagged when the "
-     "model has a novelty file (<model>.novelty.npz beside its checkpoint; the shipped ET has one).")
-
-def et_classify(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
-    "Command line: print the most probable classes of each image file with their probabilities, and flag novel images"
-    args = anno_parser(_et_classify_args, prog="et-classify").parse_args(argv)  # the same --help style as et-train
-    quiet_interrupts("et-classify")
-    try:
-        model = load_classifier(args.model)
-        check_int("et-classify", "--top-k", args.top_k, 1, model.config.K)
-        nov_file = novelty_path(args.model)
-        nov = load_novelty(nov_file) if nov_file.is_file() else None
-    except (ValueError, FileNotFoundError) as e:
-        print(f"et-classify: error: {e}", file=sys.stderr); sys.exit(2)
-    failed = False
-    for path in args.images:
-        try: image = read_image(path, model.config.image_shape, invert=args.invert)
-        except (ValueError, FileNotFoundError) as e:
-            print(f"et-classify: error: {e}", file=sys.stderr); failed = True; continue
-        p = model.predict_proba(image[None], mirror=args.mirror)[0]
-        top = np.argsort(-p, kind="stable")[:args.top_k]
-        line = f"{path}: " + ", ".join(f"{model.config.classes[k]} ({p[k]:.3f})" for k in top)
-        if nov is not None and (s := float(nov.score(classifier_features(model, image[None]))[0])) > nov.threshold:
-            line += f"; unlike the training images (novelty {s:.0f} > {nov.threshold:.0f}): the classes are guesses"
-        print(line)
-    if failed: sys.exit(2)
-
-# %% ../nbs/06_classification.ipynb #19001127
-def quality_entry(model: AbstractClassifier, # a trained classifier
-                  splits: dict[str, Split], # "valid" and "test"
-                  log: dict, # its training log (`fit`'s)
-                  *, subset: int = 1000, # also the accuracy on the first `subset` test images (a quick check)
-                 ) -> dict:
-    "One row of the quality table: class, parameter count, training budget and held-out accuracies (one view and mirrored)"
-    tc, valid, test = log["train_config"], splits["valid"], splits["test"]
-    kind = f"{type(model).__name__} ({model.config.mixer})" if isinstance(model, ImageClassifier) else type(model).__name__
-    return dict(model=kind, n_params=count_params(model), steps=tc["steps"], batch_size=tc["batch_size"],
-                lr=tc["lr"], valid_accuracy=accuracy(model, valid), test_accuracy=accuracy(model, test),
-                valid_accuracy_mirror=accuracy(model, valid, mirror=True),
-                test_accuracy_mirror=accuracy(model, test, mirror=True),
-                test_accuracy_subset=accuracy(model, Split(test.images[:subset], test.labels[:subset])))
-
-# %% ../nbs/06_classification.ipynb #ebe001
-def error_by_energy(energy: Float[np.ndarray, "B"], # the final energy of each image's descent
-                    right: Bool[np.ndarray, "B"], # whether the classifier's answer for the image is right
-                    bins: int = 5, # equal-count bins of the energy
-                   ) -> Float[np.ndarray, "bins"]:
-    "The error rate in each of `bins` equal-count bins of the final energy, lowest energy first"
-    energy, right = np.asarray(energy, float), np.asarray(right, bool)
-    if energy.ndim != 1 or energy.shape != right.shape:
-        raise ValueError(f"error_by_energy: energy {energy.shape} and right {right.shape} must be 1-D arrays of one length")
-    check_int("error_by_energy", "bins", bins, 1, len(energy))
-    return np.array([1 - right[i].mean() for i in np.array_split(np.argsort(energy, kind="stable"), bins)])

@@ -1,4 +1,4 @@
-"""The console scripts `et-train` for every task (`--text FILE ...` your own text, a preset name an image model) and `et-inpaint`.
+"""The console scripts: `et-train` (your text, your photos, image presets), `et-inpaint`, `et-classify`, `et-generate`.
 
 Docs: https://energy-transformer.github.io/energy_transformer/cli.html.md"""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -17,19 +18,27 @@ from typing import Annotated
 
 import numpy as np
 from fastcore.script import anno_parser, call_parse, store_true
+from jaxtyping import Float
 from PIL import Image, ImageOps
 
 from . import image_training, inpaint
+from . import language as lm
 from .checkpoint import checkpoint_path, load_checkpoint
-from .checks import check_output_dir, quiet_interrupts
+from .checks import check_int, check_output_dir, quiet_interrupts
+from .classify import classifier_features, load_classifier, novelty_path
+from .data import MATE_LONG_SIDE
 from .image import ImageEnergyTransformer
 from .inpaint import INPAINT_MODEL, blend_classical, classical_fills, inpaint_photo, read_photo, side_by_side, unlike_training
-from .own_images import IMAGE_SUFFIXES, et_train_images, photo_files, skipped_files
-from .own_text import et_train_text
+from .language_training import load_language_model
+from .novelty import load_novelty
+from .own_images import IMAGE_INIT, IMAGE_SUFFIXES, photo_files, skipped_files, train_on_images
+from .own_text import train_on_text
 from .patches import Patcher
+from .train import TrainingInterrupted
 
 # %% auto #0
-__all__ = ['TEXT_HELP', 'PROGRESS_PIXELS', 'et_train', 'et_inpaint']
+__all__ = ['TEXT_HELP', 'PROGRESS_PIXELS', 'et_train', 'et_train_text', 'et_train_images', 'et_inpaint', 'read_image',
+           'et_classify', 'et_generate']
 
 # %% ../nbs/30_cli.ipynb #etcli0006
 TEXT_HELP = (" With --text FILE [FILE ...] in place of a preset: a character model trained on your own text files "
@@ -52,6 +61,82 @@ def et_train(argv: list[str] | None = None): # command-line arguments (default: 
     args = vars(parser.parse_args(argv))
     for hidden in ("pdb", "xtra"): args.pop(hidden, None)  # fastcore's own options, not the function's
     return image_training.et_train(**args)
+
+# %% ../nbs/30_cli.ipynb #owntx0028
+def _et_train_text_args(text: Annotated[str, {"nargs": "+", "metavar": "FILE", "required": True}] = None, # UTF-8 text files
+                        objective: str = "causal", # causal (the next character) or masked (fill in masked characters)
+                        preset: str = None, # small or large (default: small below 1,000,000 characters of text, else large)
+                        out: str = ".", # output folder
+                        name: str = "text_model", # file stem of <out>/<name>.npz and <name>.json
+                        steps: int = None, # optimizer steps (default: the preset's; evaluated 10 times)
+                        valid: str = None, # a held-out text file (default: the last 10% of each file)
+                        errors: str = "strict", # strict: a byte that is not UTF-8 is an error; replace: read it as U+FFFD
+                        resume: store_true = False, # continue from <out>/<name>.npz (the same command otherwise)
+                        quiet: store_true = False, # print the final score only
+                       ):
+    ("Train a character-level Energy Transformer on your own UTF-8 text files; prints its held-out bits per character "
+     "beside the tuned Kneser-Ney n-gram's at every evaluation; writes <out>/<name>.npz (for et-generate --model) and "
+     "<name>.json.")
+
+def et_train_text(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
+    "`et-train --text FILE ...`: train on text files; one-line errors (status 2), one line on Ctrl-C (status 130)"
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = anno_parser(_et_train_text_args, prog="et-train")
+    if {"-h", "--help"} & set(argv): parser.print_help(); sys.exit(0)  # before --text asks for its files
+    a = parser.parse_args(argv)
+    quiet_interrupts("et-train")
+    try:
+        _, log = train_on_text(a.text, a.out, name=a.name, objective=a.objective, preset=a.preset, steps=a.steps,
+                               valid=a.valid, errors=a.errors, resume=a.resume, progress=not a.quiet)
+    except TrainingInterrupted as e:
+        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
+    except (ValueError, OSError, FloatingPointError) as e:  # OSError: FileNotFoundError, PermissionError, ...
+        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
+    last, line = log["evals"][-1], log.get("kneser_ney")
+    beside = f" (tuned Kneser-Ney: {line['bpc']:.4f})" if line else ""
+    print(f"wrote {Path(a.out) / (a.name + '.npz')} and {a.name}.json: {last['step']:,} steps, "
+          f"{log['train_cpu_s'] / 60:.1f} CPU min; held-out bpc {last['bpc']:.4f}{beside}")
+
+# %% ../nbs/30_cli.ipynb #ownim032
+def _et_train_images_args(images: Annotated[str, {"metavar": "DIR", "required": True}] = None, # a folder of photos (read as RGB)
+                          init: str = IMAGE_INIT, # model to fine-tune: a shipped image model, a checkpoint file, or none
+                          out: str = ".", # output folder
+                          name: str = "image_model", # file stem of <out>/<name>.npz and <name>.json
+                          steps: int = 2000, # optimizer steps (evaluated 10 times)
+                          lr: float = None, # peak learning rate (default: 0.0003 fine-tuning, 0.001 from random weights)
+                          valid: str = None, # a folder of held-out photos (default: the last 20% of the photos by name)
+                          crops: int = 10_000, # 32 x 32 training crops
+                          valid_crops: int = 1000, # held-out crops (half of them scored at each evaluation, all at the end)
+                          long_side: int = MATE_LONG_SIDE, # photos are first reduced to at most this long side (0: as they are)
+                          seed: int = 0, # crops, batches and (from random weights) the initial model
+                          resume: store_true = False, # continue from <out>/<name>.npz (the same command otherwise)
+                          quiet: store_true = False, # print the final score only
+                         ):
+    ("Train an inpainting Energy Transformer on a folder of your photos (by default: fine-tune the shipped "
+     "natural_two_weight); prints its masked MSE on held-out photos beside the biharmonic fill's at every evaluation; writes "
+     "<out>/<name>.npz (for et-inpaint --checkpoint) and <name>.json.")
+
+def et_train_images(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
+    "`et-train --images DIR`: train on a folder of photos; one-line errors (status 2), one line on Ctrl-C (status 130)"
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = anno_parser(_et_train_images_args, prog="et-train")
+    if {"-h", "--help"} & set(argv): parser.print_help(); sys.exit(0)  # before --images asks for its folder
+    a = parser.parse_args(argv)
+    quiet_interrupts("et-train")
+    try:
+        _, log = train_on_images(a.images, a.out, name=a.name, init=a.init, valid=a.valid, steps=a.steps, lr=a.lr,
+                                 crops=a.crops, valid_crops=a.valid_crops, long_side=a.long_side, seed=a.seed,
+                                 resume=a.resume, progress=not a.quiet,
+                                 warn=lambda w: print(f"et-train: warning: {w}", file=sys.stderr, flush=True))
+    except TrainingInterrupted as e:
+        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
+    except (ValueError, OSError, FloatingPointError) as e:  # OSError: FileNotFoundError, PermissionError, ...
+        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
+    f = log["final"]
+    start = f", {a.init} before training {log['start_mse']:.5f}" if "start_mse" in log else ""
+    print(f"wrote {Path(a.out) / (a.name + '.npz')} and {a.name}.json: {f['step']:,} steps, {log['train_cpu_s'] / 60:.1f} "
+          f"CPU min; held-out masked MSE {f['model']['mse']:.5f} on {f['n_images']:,} crops (biharmonic fill "
+          f"{f['biharmonic']['mse']:.5f}{start})")
 
 # %% ../nbs/30_cli.ipynb #inppc004
 PROGRESS_PIXELS = 1_000_000  # et-inpaint shows a progress bar on photos larger than this (about 20 CPU s and more)
@@ -211,3 +296,111 @@ def et_inpaint(photos: Annotated[str, {"nargs": "+"}],  # image files or folders
                           progress=progress, name=name)
         except (ValueError, FileNotFoundError, OSError) as e:
             print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
+
+# %% ../nbs/30_cli.ipynb #d9d3d97d
+def read_image(path: str | Path, # an image file PIL can read (PNG, JPEG, ...)
+               image_shape: tuple[int, int, int] = (1, 28, 28), # (C, Hpx, Wpx) the model expects
+               *, invert: bool = False, # 1 - pixels (dark objects on a light background)
+              ) -> Float[np.ndarray, "C Hpx Wpx"]:
+    "An image file as the model sees it: grey (or RGB for C = 3), resized to Hpx x Wpx, floats in [0, 1]"
+    C, Hpx, Wpx = image_shape
+    a = read_photo(path, C)
+    if 2 * a.shape[1] < Hpx or 2 * a.shape[2] < Wpx:  # upsampled more than twice, it is a blur the model never saw
+        raise ValueError(f"{path} is {a.shape[1]} x {a.shape[2]} pixels (height x width), less than half the model's "
+                         f"{Hpx} x {Wpx} input: too small to classify")
+    if a.shape[1:] != (Hpx, Wpx):
+        from skimage.transform import resize  # only when a picture needs it: it adds half a second to the command's start
+        a = resize(a, (C, Hpx, Wpx), order=1, anti_aliasing=True).astype(np.float32)
+    return 1 - a if invert else a
+
+def _et_classify_args(images: Annotated[str, {"nargs": "+"}], # image files (PNG, JPEG, ...)
+                      model: str = "fashion_mnist_classifier", # a shipped classifier name or a checkpoint .npz path
+                      invert: store_true = False, # use 1 - pixel (dark objects on a light background)
+                      mirror: store_true = False, # average the probabilities of the image and its left-right mirror image
+                      top_k: int = 3, # classes printed per image, most probable first
+                     ):
+    ("Classify image files with a trained classifier (default: the shipped Fashion-MNIST Energy Transformer). "
+     "Each image is converted to grey (transparent pixels count as white; 16-bit files are read whole) and resized to "
+     "the model's input size (28x28) before it is classified. Fashion-MNIST shows light clothes on a black background: "
+     "pass --invert for dark objects on a light background. An image unlike the training images is flagged when the "
+     "model has a novelty file (<model>.novelty.npz beside its checkpoint; the shipped ET has one).")
+
+def et_classify(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
+    "Command line: print the most probable classes of each image file with their probabilities, and flag novel images"
+    args = anno_parser(_et_classify_args, prog="et-classify").parse_args(argv)  # the same --help style as et-train
+    quiet_interrupts("et-classify")
+    try:
+        model = load_classifier(args.model)
+        check_int("et-classify", "--top-k", args.top_k, 1, model.config.K)
+        nov_file = novelty_path(args.model)
+        nov = load_novelty(nov_file) if nov_file.is_file() else None
+    except (ValueError, FileNotFoundError) as e:
+        print(f"et-classify: error: {e}", file=sys.stderr); sys.exit(2)
+    failed = False
+    for path in args.images:
+        try: image = read_image(path, model.config.image_shape, invert=args.invert)
+        except (ValueError, FileNotFoundError) as e:
+            print(f"et-classify: error: {e}", file=sys.stderr); failed = True; continue
+        p = model.predict_proba(image[None], mirror=args.mirror)[0]
+        top = np.argsort(-p, kind="stable")[:args.top_k]
+        line = f"{path}: " + ", ".join(f"{model.config.classes[k]} ({p[k]:.3f})" for k in top)
+        if nov is not None and (s := float(nov.score(classifier_features(model, image[None]))[0])) > nov.threshold:
+            line += f"; unlike the training images (novelty {s:.0f} > {nov.threshold:.0f}): the classes are guesses"
+        print(line)
+    if failed: sys.exit(2)
+
+# %% ../nbs/30_cli.ipynb #710ddc12
+def _et_generate_args(prompt: str = None, # text to continue; without it, a new verse (causal) or text from nothing (masked)
+                      fill: str = None, # text whose '_' characters the masked model fills
+                      model: str = None, # model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)
+                      length: int = None, # characters to generate (default 200, at most 20000; not with --fill)
+                      steps: int = None, # masked model: unmasking rounds per N/2 new characters (32), in all with --fill (8)
+                      temperature: float = None, # sampling temperature (default 0.8; with --fill 0); 0 picks the most likely
+                      top_k: int = None, # autoregressive model: sample among the k most likely characters
+                      top_p: float = None, # autoregressive model: sample from the nucleus of this probability mass
+                      seed: int = 0, # random seed
+                      unknown: str = "error", # characters the model never saw in --prompt or --fill: error, skip or replace
+                     ):
+    ("Write text with a character-level Energy Transformer trained on the King James Bible (or on your own text: "
+     "--model <out>/<name>.npz of et-train --text): continue --prompt "
+     "character by character (autoregressive model; without a prompt it starts a new verse), write --length new "
+     "characters by iterative unmasking "
+     "(--model kjv_mlm, with or without --prompt), or fill in the characters of a text marked by '_' (--fill). "
+     "A prompt longer than the model's context keeps its last N characters (a masked model's, its last N/2); when the "
+     "context is full, the window slides to the last N/2.")
+
+def et_generate(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
+    "The `et-generate` command: stream new text after --prompt (or from nothing, masked model), or fill --fill's blanks"
+    a = anno_parser(_et_generate_args, prog="et-generate").parse_args(argv)  # the same --help style as et-train
+    quiet_interrupts("et-generate")
+    if a.prompt is not None and a.fill is not None:
+        print("et-generate: error: give --prompt TEXT or --fill TEXT, not both", file=sys.stderr); sys.exit(2)
+    if a.fill is not None and a.length is not None:
+        print("et-generate: error: --length does not apply to --fill (its blanks set the length)", file=sys.stderr); sys.exit(2)
+    length = 200 if a.length is None else a.length
+    flags = dict(length="--length", seed="--seed", temperature="--temperature", top_k="--top-k", top_p="--top-p",
+                 rounds="--steps")  # the functions' arguments as the command's options, in its messages
+    def stream(prompt):  # prints the prompt with the first new text, once the arguments have passed their checks
+        pending = [prompt]
+        return lambda text: print((pending.pop() if pending else "") + text, end="", flush=True)
+    try:
+        m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
+        masked = a.fill is not None or m.config.objective == "mlm"  # --fill, or a masked model writing by unmasking
+        if masked and (a.top_k is not None or a.top_p is not None):
+            raise ValueError("--top-k and --top-p apply to the autoregressive model only, not to unmasking")
+        if not masked and a.steps is not None: raise ValueError("--steps applies to the masked model only")
+        text = a.fill if a.fill is not None else a.prompt  # --unknown: drop or replace the characters the model never saw
+        if text is not None: text = m.vocab.clean(text, a.unknown, keep="_" * (a.fill is not None), option="--unknown ")
+        given = lambda **kw: {k: v for k, v in kw.items() if v is not None}  # options not given keep each function's default
+        if a.fill is not None: print(lm.fill(m, text, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
+        if m.config.objective == "mlm":
+            lm.generate_masked(m, length, text or "", seed=a.seed, on_text=stream(text or ""),
+                               **given(rounds=a.steps, temperature=a.temperature))
+        else:  # no prompt: the context is a line break (the end of a verse), or a space in a text without one
+            start = "\n" if "\n" in m.vocab.chars else " " if " " in m.vocab.chars else m.vocab.chars[0]
+            lm.generate(m, text or start, length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(text or ""),
+                        **given(temperature=a.temperature))
+        print()
+    except (ValueError, TypeError, OSError) as e:  # the options by their names, not the functions' arguments
+        msg = re.sub(r"\b(?:generate|generate_masked|fill)\.(\w+)", lambda g: flags.get(g[1], g[0]), str(e))
+        print(f"et-generate: error: {msg}", file=sys.stderr); sys.exit(2)

@@ -19,15 +19,12 @@ import numpy as np
 from jaxtyping import Array, Bool, Float
 
 from .checks import as_unit_images, check_finite, check_int, check_real, concrete
-from .core import count_params
 from .patches import Patcher, random_masks
-from .train import trainable
 
 # %% auto #0
 __all__ = ['OPENCV_METHODS', 'FSR_METHODS', 'FSR_BEST_PIXELS', 'CLASSICAL_FILLS', 'masked_mse', 'psnr', 'mean_fill',
            'biharmonic_fill', 'harmonic_solve', 'harmonic_fill', 'opencv_fill', 'fsr_fill', 'available_fills',
-           'baseline_mse', 'predict_images', 'eval_set', 'image_errors', 'evaluate', 'baselines', 'paired_ratio',
-           'quality_table', 'table_markdown']
+           'baseline_mse', 'predict_images', 'eval_set', 'image_errors', 'evaluate', 'baselines', 'paired_ratio']
 
 # %% ../nbs/12_evaluate.ipynb #ee97f3e4
 def masked_mse(pred: Float[Array, "*B N Z"],  # predicted patch pixels
@@ -329,44 +326,3 @@ def paired_ratio(a: np.ndarray,  # per-image errors of one method (e.g. `image_e
     if not (np.isfinite(ci.low) and np.isfinite(ci.high)):
         raise ValueError("paired_ratio: b's errors are 0 on so many images that resamples of them are all 0: no interval")
     return dict(ratio=float(ratio(a, b)), low=float(ci.low), high=float(ci.high), a_lower=float((a < b).mean()), n=len(a))
-
-# %% ../nbs/12_evaluate.ipynb #evalqt02
-def quality_table(models: dict,  # name -> image model (all on the same patch grid)
-                  test: np.ndarray,  # held-out images (n, C, Hpx, Wpx)
-                  data: str = "",  # the data set's name, recorded in the result
-                  ratios: tuple[float, ...] = (0.25, 0.5, 0.75),  # fractions of patches hidden
-                  n: int = 2000,  # test images (a fixed seeded subset; at most the test set)
-                  seed: int = 0,  # subset and masks
-                  steps: dict | None = None,  # name -> training steps, recorded in the result
-                  fills: tuple[str, ...] = ("mean_fill", "biharmonic"),  # classical fills (names in `CLASSICAL_FILLS`)
-                  ) -> dict:
-    "Masked-patch MSE and PSNR of the models and of classical fills on the same images and masks (and each fill's CPU seconds)"
-    pt = next(iter(models.values())).patcher
-    out = dict(data=data, n_images=min(n, len(test)), ratios=list(ratios),
-               params={k: count_params(eqx.filter(m, trainable(m))) for k, m in models.items()}, steps=steps or {}, rows=[])
-    for r in ratios:
-        x, mask = eval_set(test, pt.N, n, r, seed)
-        row = dict(mask_ratio=r, n_masked=int(mask[0].sum()))
-        for k, m in models.items(): row[k] = evaluate(m, x, mask)
-        row.update(baselines(x, mask, pt, fills, times=True))
-        out["rows"].append(row)
-    return out
-
-
-def table_markdown(q: dict,  # a `quality_table` result
-                   ) -> str:
-    "The table as Markdown: one row per method and mask ratio, MSE, PSNR, trained parameters and a fill's CPU time per image"
-    names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)", "harmonic": "harmonic (Laplace)",
-             "opencv_telea": "OpenCV Telea", "opencv_navier_stokes": "OpenCV Navier-Stokes", "fsr_fast": "FSR fast (OpenCV)",
-             "fsr_best": "FSR best (OpenCV)"}
-    lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) | CPU ms per image |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    for row in q["rows"]:
-        for k, v in row.items():
-            if not isinstance(v, dict): continue
-            params = f"{q['params'][k]:,}" if k in q["params"] else "0"
-            steps = q.get("steps", {}).get(k) or "-"
-            cpu = f"{v['cpu_s'] * 1000:.2f}" if "cpu_s" in v else "-"  # a classical fill's
-            lines.append(f"| {row['mask_ratio']:.0%} | {names.get(k, k)} | {params} | {steps} | {v['mse']:.5f} "
-                         f"| {v['psnr']:.2f} | {cpu} |")
-    return "\n".join(lines)

@@ -24,7 +24,7 @@ from jax.sharding import Mesh
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from .checks import check_flags, check_int, check_output_dir, check_stem, quiet_interrupts
-from .core import ETConfig
+from .core import ETConfig, count_params
 from .data import DATASETS, BatchIterator, load_images
 from .distributed import exit_now, join_processes, launch_local
 from .evaluate import _masked_mse, baselines, biharmonic_fill, eval_set, evaluate, predict_images
@@ -34,7 +34,8 @@ from .train import JSONConfig, ProcessLost, TrainConfig, TrainingInterrupted, fi
 
 # %% auto #0
 __all__ = ['PRESETS', 'EXACT_PATHS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting',
-           'et_train', 'plot_log', 'show_inpainting', 'compiled_train_step', 'benchmark_step', 'fastest_exact_path']
+           'et_train', 'plot_log', 'show_inpainting', 'quality_table', 'table_markdown', 'compiled_train_step',
+           'benchmark_step', 'fastest_exact_path']
 
 # %% ../nbs/03_training.ipynb #bbd93499
 @dataclass(frozen=True)
@@ -298,6 +299,47 @@ def show_inpainting(model: eqx.Module,  # an image model
     if title: fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+# %% ../nbs/03_training.ipynb #evalqt02
+def quality_table(models: dict,  # name -> image model (all on the same patch grid)
+                  test: np.ndarray,  # held-out images (n, C, Hpx, Wpx)
+                  data: str = "",  # the data set's name, recorded in the result
+                  ratios: tuple[float, ...] = (0.25, 0.5, 0.75),  # fractions of patches hidden
+                  n: int = 2000,  # test images (a fixed seeded subset; at most the test set)
+                  seed: int = 0,  # subset and masks
+                  steps: dict | None = None,  # name -> training steps, recorded in the result
+                  fills: tuple[str, ...] = ("mean_fill", "biharmonic"),  # classical fills (names in `CLASSICAL_FILLS`)
+                  ) -> dict:
+    "Masked-patch MSE and PSNR of the models and of classical fills on the same images and masks (and each fill's CPU seconds)"
+    pt = next(iter(models.values())).patcher
+    out = dict(data=data, n_images=min(n, len(test)), ratios=list(ratios),
+               params={k: count_params(eqx.filter(m, trainable(m))) for k, m in models.items()}, steps=steps or {}, rows=[])
+    for r in ratios:
+        x, mask = eval_set(test, pt.N, n, r, seed)
+        row = dict(mask_ratio=r, n_masked=int(mask[0].sum()))
+        for k, m in models.items(): row[k] = evaluate(m, x, mask)
+        row.update(baselines(x, mask, pt, fills, times=True))
+        out["rows"].append(row)
+    return out
+
+
+def table_markdown(q: dict,  # a `quality_table` result
+                   ) -> str:
+    "The table as Markdown: one row per method and mask ratio, MSE, PSNR, trained parameters and a fill's CPU time per image"
+    names = {"mean_fill": "mean of visible pixels", "biharmonic": "biharmonic (skimage)", "harmonic": "harmonic (Laplace)",
+             "opencv_telea": "OpenCV Telea", "opencv_navier_stokes": "OpenCV Navier-Stokes", "fsr_fast": "FSR fast (OpenCV)",
+             "fsr_best": "FSR best (OpenCV)"}
+    lines = ["| masked | method | parameters | training steps | masked MSE | PSNR (dB) | CPU ms per image |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for row in q["rows"]:
+        for k, v in row.items():
+            if not isinstance(v, dict): continue
+            params = f"{q['params'][k]:,}" if k in q["params"] else "0"
+            steps = q.get("steps", {}).get(k) or "-"
+            cpu = f"{v['cpu_s'] * 1000:.2f}" if "cpu_s" in v else "-"  # a classical fill's
+            lines.append(f"| {row['mask_ratio']:.0%} | {names.get(k, k)} | {params} | {steps} | {v['mse']:.5f} "
+                         f"| {v['psnr']:.2f} | {cpu} |")
+    return "\n".join(lines)
 
 # %% ../nbs/03_training.ipynb #d1661d1f
 @functools.lru_cache(maxsize=8)  # the same arguments again: the step already compiled

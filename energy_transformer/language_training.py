@@ -1,4 +1,4 @@
-"""The shipped character models: recipes, measured quality, cached generation and `et-generate`.
+"""The shipped character models: recipes, measured quality, cached generation and the models `et-generate` loads.
 
 Docs: https://energy-transformer.github.io/energy_transformer/language_training.html.md"""
 
@@ -11,7 +11,6 @@ import functools
 import math
 import os
 import re
-import sys
 import timeit
 from dataclasses import replace
 from pathlib import Path
@@ -20,15 +19,12 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from fastcore.script import anno_parser
 
 from . import language as lm
-from .checkpoint import checkpoint_dir, read_checkpoint
-from .checks import quiet_interrupts
+from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint, resolve_checkpoint
 from .core import ETConfig, count_params
 from .counting import counting_baselines
 from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer
-from .pretrained import available_models, load_pretrained
 from .text import TEST_BOOKS, CharVocab, bits_per_char, kjv_splits, masked_windows, scored_windows, window_stream
 from .train import TrainConfig, fit, training_totals
 
@@ -37,7 +33,7 @@ __all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'DEPTH_BUCKETS', 'LA
            'lm_evaluator', 'fit_language_model', 'kjv_alphabet', 'train_language_model', 'to_alphabet',
            'out_of_domain_text', 'language_quality', 'position_bits', 'bpc_by_position', 'context_gain',
            'context_profile', 'blank_accuracy', 'generation_speed', 'masked_generation_speed',
-           'cached_generation_speed', 'load_language_model', 'et_generate']
+           'cached_generation_speed', 'load_language_model']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -404,69 +400,13 @@ def cached_generation_speed(model: CausalET, # a causal ET
 LANGUAGE_MODELS = {c.__name__: c for c in (CausalET, CausalTransformer, MaskedET, MaskedTransformer)}
 
 def load_language_model(name_or_path: str): # a shipped model name (e.g. "kjv_ar") or a checkpoint path
-    "`load_pretrained` for language models only; one-line errors name the shipped language models"
+    "A language model (a class of `LANGUAGE_MODELS`) from a shipped name or a file; one-line errors name the shipped ones"
     p = Path(name_or_path)
     if not (p.suffix or p.is_file() or (checkpoint_dir() / f"{p}.npz").is_file()):
-        names = [n for n in available_models()
-                 if read_checkpoint(checkpoint_dir() / f"{n}.npz")[0].get("class") in LANGUAGE_MODELS]
+        names = [f.stem for f in sorted(checkpoint_dir().glob("*.npz"))  # a model's side files (`.novelty.npz`) are not models
+                 if "." not in f.stem and read_checkpoint(f)[0].get("class") in LANGUAGE_MODELS]
         raise ValueError(f"no language model {name_or_path!r}; available: {', '.join(names)}")
-    model = load_pretrained(name_or_path)
-    if type(model).__name__ not in LANGUAGE_MODELS:
-        raise ValueError(f"{name_or_path} holds a {type(model).__name__}, not a language model")
-    return model
-
-def _et_generate_args(prompt: str = None, # text to continue; without it, a new verse (causal) or text from nothing (masked)
-                      fill: str = None, # text whose '_' characters the masked model fills
-                      model: str = None, # model name or checkpoint path (default: kjv_ar, or kjv_mlm with --fill)
-                      length: int = None, # characters to generate (default 200, at most 20000; not with --fill)
-                      steps: int = None, # masked model: unmasking rounds per N/2 new characters (32), in all with --fill (8)
-                      temperature: float = None, # sampling temperature (default 0.8; with --fill 0); 0 picks the most likely
-                      top_k: int = None, # autoregressive model: sample among the k most likely characters
-                      top_p: float = None, # autoregressive model: sample from the nucleus of this probability mass
-                      seed: int = 0, # random seed
-                      unknown: str = "error", # characters the model never saw in --prompt or --fill: error, skip or replace
-                     ):
-    ("Write text with a character-level Energy Transformer trained on the King James Bible (or on your own text: "
-     "--model <out>/<name>.npz of et-train --text): continue --prompt "
-     "character by character (autoregressive model; without a prompt it starts a new verse), write --length new "
-     "characters by iterative unmasking "
-     "(--model kjv_mlm, with or without --prompt), or fill in the characters of a text marked by '_' (--fill). "
-     "A prompt longer than the model's context keeps its last N characters (a masked model's, its last N/2); when the "
-     "context is full, the window slides to the last N/2.")
-
-def et_generate(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
-    "The `et-generate` command: stream new text after --prompt (or from nothing, masked model), or fill --fill's blanks"
-    a = anno_parser(_et_generate_args, prog="et-generate").parse_args(argv)  # the same --help style as et-train
-    quiet_interrupts("et-generate")
-    if a.prompt is not None and a.fill is not None:
-        print("et-generate: error: give --prompt TEXT or --fill TEXT, not both", file=sys.stderr); sys.exit(2)
-    if a.fill is not None and a.length is not None:
-        print("et-generate: error: --length does not apply to --fill (its blanks set the length)", file=sys.stderr); sys.exit(2)
-    length = 200 if a.length is None else a.length
-    flags = dict(length="--length", seed="--seed", temperature="--temperature", top_k="--top-k", top_p="--top-p",
-                 rounds="--steps")  # the functions' arguments as the command's options, in its messages
-    def stream(prompt):  # prints the prompt with the first new text, once the arguments have passed their checks
-        pending = [prompt]
-        return lambda text: print((pending.pop() if pending else "") + text, end="", flush=True)
-    try:
-        m = load_language_model(a.model or ("kjv_mlm" if a.fill is not None else "kjv_ar"))
-        masked = a.fill is not None or m.config.objective == "mlm"  # --fill, or a masked model writing by unmasking
-        if masked and (a.top_k is not None or a.top_p is not None):
-            raise ValueError("--top-k and --top-p apply to the autoregressive model only, not to unmasking")
-        if not masked and a.steps is not None: raise ValueError("--steps applies to the masked model only")
-        text = a.fill if a.fill is not None else a.prompt  # --unknown: drop or replace the characters the model never saw
-        if text is not None: text = m.vocab.clean(text, a.unknown, keep="_" * (a.fill is not None), option="--unknown ")
-        given = lambda **kw: {k: v for k, v in kw.items() if v is not None}  # options not given keep each function's default
-        if a.fill is not None: print(lm.fill(m, text, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
-        if m.config.objective == "mlm":
-            lm.generate_masked(m, length, text or "", seed=a.seed, on_text=stream(text or ""),
-                               **given(rounds=a.steps, temperature=a.temperature))
-        else:  # no prompt: the context is a line break (the end of a verse), or a space in a text without one
-            start = "\n" if "\n" in m.vocab.chars else " " if " " in m.vocab.chars else m.vocab.chars[0]
-            lm.generate(m, text or start, length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(text or ""),
-                        **given(temperature=a.temperature))
-        print()
-    except (ValueError, TypeError, OSError) as e:  # the options by their names, not the functions' arguments
-        msg = re.sub(r"\b(?:generate|generate_masked|fill)\.(\w+)", lambda g: flags.get(g[1], g[0]), str(e))
-        print(f"et-generate: error: {msg}", file=sys.stderr); sys.exit(2)
-
+    path = resolve_checkpoint(name_or_path)
+    cls = read_checkpoint(path)[0].get("class")
+    if cls not in LANGUAGE_MODELS: raise ValueError(f"{name_or_path} holds a {cls}, not a language model")
+    return load_checkpoint(path, LANGUAGE_MODELS[cls])

@@ -10,28 +10,24 @@ from __future__ import annotations
 import collections
 import functools
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
 
 import equinox as eqx
 import numpy as np
-from fastcore.script import anno_parser, store_true
 from PIL import Image
 
 from . import inpaint
 from .checkpoint import load_checkpoint, read_checkpoint, resolve_checkpoint
-from .checks import MAX_ARRAY_BYTES, LimitError, check_int, check_output_dir, check_size, check_stem, quiet_interrupts
+from .checks import MAX_ARRAY_BYTES, LimitError, check_int, check_output_dir, check_size, check_stem
 from .data import MATE_LONG_SIDE, NATURAL_SCALES, photo_crops, reduce_photo
 from .evaluate import eval_set, evaluate
 from .image import ImageEnergyTransformer, ImageETConfig
 from .image_training import PRESETS, preset, train_inpainting
-from .train import TrainingInterrupted
 
 # %% auto #0
 __all__ = ['IMAGE_SUFFIXES', 'VALID_FRACTION', 'MAX_PHOTO_BYTES', 'IMAGE_INIT', 'FINE_TUNE_LR', 'photo_files', 'skipped_files',
-           'split_photos', 'check_photos', 'crop_photos', 'image_init', 'train_on_images', 'et_train_images']
+           'split_photos', 'check_photos', 'crop_photos', 'image_init', 'train_on_images']
 
 # %% ../nbs/33_own_images.ipynb #ownim007
 IMAGE_SUFFIXES = frozenset(ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN)
@@ -222,44 +218,3 @@ def train_on_images(folder: str | os.PathLike, # a folder of photos
         say(f"{init} before training, on the {len(fx):,} held-out crops: masked MSE {meta['start_mse']:.5f}")
     return train_inpainting(start, task, tc, out=out, name=name, resume=resume, data=(x["train"], x["valid"]),
                             progress=progress, stop_at=stop_at, beside=("biharmonic",), meta=meta)
-
-# %% ../nbs/33_own_images.ipynb #ownim032
-def _et_train_images_args(images: Annotated[str, {"metavar": "DIR", "required": True}] = None, # a folder of photos (read as RGB)
-                          init: str = IMAGE_INIT, # model to fine-tune: a shipped image model, a checkpoint file, or none
-                          out: str = ".", # output folder
-                          name: str = "image_model", # file stem of <out>/<name>.npz and <name>.json
-                          steps: int = 2000, # optimizer steps (evaluated 10 times)
-                          lr: float = None, # peak learning rate (default: 0.0003 fine-tuning, 0.001 from random weights)
-                          valid: str = None, # a folder of held-out photos (default: the last 20% of the photos by name)
-                          crops: int = 10_000, # 32 x 32 training crops
-                          valid_crops: int = 1000, # held-out crops (half of them scored at each evaluation, all at the end)
-                          long_side: int = MATE_LONG_SIDE, # photos are first reduced to at most this long side (0: as they are)
-                          seed: int = 0, # crops, batches and (from random weights) the initial model
-                          resume: store_true = False, # continue from <out>/<name>.npz (the same command otherwise)
-                          quiet: store_true = False, # print the final score only
-                         ):
-    ("Train an inpainting Energy Transformer on a folder of your photos (by default: fine-tune the shipped "
-     "natural_two_weight); prints its masked MSE on held-out photos beside the biharmonic fill's at every evaluation; writes "
-     "<out>/<name>.npz (for et-inpaint --checkpoint) and <name>.json.")
-
-def et_train_images(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
-    "`et-train --images DIR`: train on a folder of photos; one-line errors (status 2), one line on Ctrl-C (status 130)"
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = anno_parser(_et_train_images_args, prog="et-train")
-    if {"-h", "--help"} & set(argv): parser.print_help(); sys.exit(0)  # before --images asks for its folder
-    a = parser.parse_args(argv)
-    quiet_interrupts("et-train")
-    try:
-        _, log = train_on_images(a.images, a.out, name=a.name, init=a.init, valid=a.valid, steps=a.steps, lr=a.lr,
-                                 crops=a.crops, valid_crops=a.valid_crops, long_side=a.long_side, seed=a.seed,
-                                 resume=a.resume, progress=not a.quiet,
-                                 warn=lambda w: print(f"et-train: warning: {w}", file=sys.stderr, flush=True))
-    except TrainingInterrupted as e:
-        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
-    except (ValueError, OSError, FloatingPointError) as e:  # OSError: FileNotFoundError, PermissionError, ...
-        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
-    f = log["final"]
-    start = f", {a.init} before training {log['start_mse']:.5f}" if "start_mse" in log else ""
-    print(f"wrote {Path(a.out) / (a.name + '.npz')} and {a.name}.json: {f['step']:,} steps, {log['train_cpu_s'] / 60:.1f} "
-          f"CPU min; held-out masked MSE {f['model']['mse']:.5f} on {f['n_images']:,} crops (biharmonic fill "
-          f"{f['biharmonic']['mse']:.5f}{start})")

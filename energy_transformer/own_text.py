@@ -9,26 +9,23 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
 
 import equinox as eqx
-from fastcore.script import anno_parser, store_true
 
-from .checks import check_output_dir, check_stem, quiet_interrupts
+from .checks import check_output_dir, check_stem
 from .core import ETConfig
 from .counting import kneser_ney_fill_bpc, tune_kneser_ney
 from .language import CausalET, LMConfig, MaskedET
 from .language_training import fit_language_model, lm_preset
 from .text import CharVocab
-from .train import TrainConfig, TrainingInterrupted
+from .train import TrainConfig
 
 # %% auto #0
 __all__ = ['MAX_TEXT_BYTES', 'TEXT_PRESETS', 'OBJECTIVES', 'LARGE_TEXT', 'read_text_file', 'split_text', 'pick_preset',
-           'text_preset', 'kneser_ney_line', 'train_on_text', 'et_train_text']
+           'text_preset', 'kneser_ney_line', 'train_on_text']
 
 # %% ../nbs/29_own_text.ipynb #owntx0008
 MAX_TEXT_BYTES = 256 * 2**20  # the largest text read (its ids take four times as much memory)
@@ -157,38 +154,3 @@ def train_on_text(files: Sequence[str | os.PathLike], # UTF-8 text files (a file
     return fit_language_model(cls, mc, tc, out, name=name, resume=resume, progress=progress, stop_at=stop_at,
                               valid_chars=n_valid, meta=meta, texts=splits,
                               beside=None if line is None else {"kneser_ney_bpc": line["bpc"]})
-
-# %% ../nbs/29_own_text.ipynb #owntx0028
-def _et_train_text_args(text: Annotated[str, {"nargs": "+", "metavar": "FILE", "required": True}] = None, # UTF-8 text files
-                        objective: str = "causal", # causal (the next character) or masked (fill in masked characters)
-                        preset: str = None, # small or large (default: small below 1,000,000 characters of text, else large)
-                        out: str = ".", # output folder
-                        name: str = "text_model", # file stem of <out>/<name>.npz and <name>.json
-                        steps: int = None, # optimizer steps (default: the preset's; evaluated 10 times)
-                        valid: str = None, # a held-out text file (default: the last 10% of each file)
-                        errors: str = "strict", # strict: a byte that is not UTF-8 is an error; replace: read it as U+FFFD
-                        resume: store_true = False, # continue from <out>/<name>.npz (the same command otherwise)
-                        quiet: store_true = False, # print the final score only
-                       ):
-    ("Train a character-level Energy Transformer on your own UTF-8 text files; prints its held-out bits per character "
-     "beside the tuned Kneser-Ney n-gram's at every evaluation; writes <out>/<name>.npz (for et-generate --model) and "
-     "<name>.json.")
-
-def et_train_text(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
-    "`et-train --text FILE ...`: train on text files; one-line errors (status 2), one line on Ctrl-C (status 130)"
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = anno_parser(_et_train_text_args, prog="et-train")
-    if {"-h", "--help"} & set(argv): parser.print_help(); sys.exit(0)  # before --text asks for its files
-    a = parser.parse_args(argv)
-    quiet_interrupts("et-train")
-    try:
-        _, log = train_on_text(a.text, a.out, name=a.name, objective=a.objective, preset=a.preset, steps=a.steps,
-                               valid=a.valid, errors=a.errors, resume=a.resume, progress=not a.quiet)
-    except TrainingInterrupted as e:
-        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
-    except (ValueError, OSError, FloatingPointError) as e:  # OSError: FileNotFoundError, PermissionError, ...
-        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
-    last, line = log["evals"][-1], log.get("kneser_ney")
-    beside = f" (tuned Kneser-Ney: {line['bpc']:.4f})" if line else ""
-    print(f"wrote {Path(a.out) / (a.name + '.npz')} and {a.name}.json: {last['step']:,} steps, "
-          f"{log['train_cpu_s'] / 60:.1f} CPU min; held-out bpc {last['bpc']:.4f}{beside}")

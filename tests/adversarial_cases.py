@@ -36,8 +36,9 @@ from energy_transformer.checkpoint import (
     save_run,
 )
 from energy_transformer.checks import MAX_GENERATE, MAX_STEPS, check_output_dir
-from energy_transformer.classify import ClassifierConfig, ImageClassifier, Split, et_classify, labelled_batches
-from energy_transformer.cli import et_inpaint
+from energy_transformer.classify import ClassifierConfig, ImageClassifier, Split
+from energy_transformer.classify_training import labelled_batches
+from energy_transformer.cli import et_classify, et_generate, et_inpaint, et_train_images, et_train_text
 from energy_transformer.core import (
     EnergyLayerNorm,
     EnergyTransformer,
@@ -73,9 +74,9 @@ from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.image_training import et_train
 from energy_transformer.inpaint import centre_weights, inpaint_photo, read_photo, side_by_side
 from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
-from energy_transformer.language_training import et_generate, load_language_model
-from energy_transformer.own_images import crop_photos, et_train_images
-from energy_transformer.own_text import MAX_TEXT_BYTES, et_train_text
+from energy_transformer.language_training import load_language_model
+from energy_transformer.own_images import crop_photos
+from energy_transformer.own_text import MAX_TEXT_BYTES
 from energy_transformer.paper import load_paper_npz, paper_layout
 from energy_transformer.patches import random_masks
 from energy_transformer.patterns import flip_bits, pattern_mosaic, random_patterns, recall_animation, render_glyph

@@ -16,11 +16,10 @@ from energy_transformer.classify import (
     ImageClassifier,
     classification_splits,
     classifier_features,
-    et_classify,
     load_classifier,
     novelty_path,
-    read_image,
 )
+from energy_transformer.cli import et_classify, read_image
 from energy_transformer.core import ETConfig
 from energy_transformer.novelty import load_novelty, photo_probes
 

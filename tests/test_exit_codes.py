@@ -8,7 +8,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from energy_transformer import classify, cli, image_training, language_training, own_text
+from energy_transformer import cli, image_training
 
 
 def status_of(f):
@@ -47,11 +47,11 @@ def commands(tmp_path, photo):
         "et-train": (lambda: cli.et_train(["tiny", "--out", str(tmp_path), "--steps", "2", "--quiet"]),
                      (image_training, "preset")),
         "et-train --text": (lambda: cli.et_train(["--text", str(text), "--out", str(tmp_path), "--steps", "2", "--quiet"]),
-                            (own_text, "train_on_text")),
+                            (cli, "train_on_text")),
         "et-inpaint": (lambda: cli.et_inpaint(str(photo), out=str(tmp_path / "o.png")), (cli, "load_checkpoint")),
-        "et-classify": (lambda: classify.et_classify([str(photo)]), (classify, "load_classifier")),
-        "et-generate": (lambda: language_training.et_generate(["--prompt", "And", "--length", "3"]),
-                        (language_training, "load_language_model")),
+        "et-classify": (lambda: cli.et_classify([str(photo)]), (cli, "load_classifier")),
+        "et-generate": (lambda: cli.et_generate(["--prompt", "And", "--length", "3"]),
+                        (cli, "load_language_model")),
     }
 
 
@@ -62,10 +62,10 @@ MISTAKES = {  # a usage mistake (argparse) and an input mistake of each command
                         lambda t, p: cli.et_train(["--text", str(t / "missing.txt"), "--out", str(t)])],
     "et-inpaint": [lambda t, p: cli.et_inpaint(str(t / "missing.png")),
                    lambda t, p: cli.et_inpaint(str(p), mask_ratio=2.0)],
-    "et-classify": [lambda t, p: classify.et_classify([str(p), "--bogus"]),
-                    lambda t, p: classify.et_classify([str(t / "missing.png")])],
-    "et-generate": [lambda t, p: language_training.et_generate(["--bogus"]),
-                    lambda t, p: language_training.et_generate(["--length", "0"])],
+    "et-classify": [lambda t, p: cli.et_classify([str(p), "--bogus"]),
+                    lambda t, p: cli.et_classify([str(t / "missing.png")])],
+    "et-generate": [lambda t, p: cli.et_generate(["--bogus"]),
+                    lambda t, p: cli.et_generate(["--length", "0"])],
 }
 
 

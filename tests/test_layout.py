@@ -115,3 +115,51 @@ def test_notebooks_load_no_script_by_path():
             if c["cell_type"] == "code" and re.search(r"spec_from_file_location|sys\.path|runpy|exec\(open", src):
                 found.append(f"{nb.name} (cell {c.get('id')})")
     assert not found, f"notebooks loading code by path: {found}"
+
+
+STAGES = {  # the package's pipeline: each module once, at its stage; a module imports only from its own stage or earlier
+    1: "checks data text patches patterns checkpoint distributed counting evaluate novelty",  # checks, data, metrics, fills
+    2: "kernel cosine_attention attention transformer heads",  # the energy's pieces
+    3: "core dense",  # the Energy Transformer and the dense associative memories
+    4: "image language classify convnet paper pretrained",  # models: embed -> ET -> head, and loading them
+    5: "train image_training language_training classify_training",  # training
+    6: "inpaint dynamic own_text own_images plots",  # tasks
+    7: "cli",  # the console commands (`__init__`, which re-exports the package's names, is outside the graph)
+}
+MAX_STAGES, MAX_CHAIN = 7, 7
+
+
+def longest_chain(graph: dict[str, set[str]]) -> list[str]:
+    "The longest import chain of an acyclic graph (module -> the modules it imports), as a list of modules"
+    memo = {}
+
+    def chain(m):
+        if m not in memo: memo[m] = [m] + max((chain(n) for n in sorted(graph[m])), key=len, default=[])
+        return memo[m]
+    return max((chain(m) for m in sorted(graph)), key=len, default=[])
+
+
+def test_longest_chain_counts_modules():  # the checker itself
+    assert longest_chain({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == ["a", "b", "c"]
+    assert longest_chain({"a": set()}) == ["a"]
+
+
+def test_pipeline_stages():
+    """Every module has one stage; no module imports from a later stage (imports inside functions count); at most 7 stages,
+    no import cycle, and the longest import chain is at most 7 modules"""
+    stage = {}
+    for s, names in STAGES.items():
+        for m in names.split():
+            assert m not in stage, f"{m} is listed twice in STAGES (stages {stage[m]} and {s})"
+            stage[m] = s
+    assert len(STAGES) <= MAX_STAGES and set(STAGES) == set(range(1, len(STAGES) + 1)), sorted(STAGES)
+    mods = modules()
+    assert not set(mods) - set(stage), f"modules missing from STAGES: {sorted(set(mods) - set(stage))}"
+    assert not set(stage) - set(mods), f"STAGES names modules the package lacks: {sorted(set(stage) - set(mods))}"
+    graph = {m: imports(p, set(mods)) - {m} for m, p in mods.items()}
+    assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph))}"
+    upward = sorted(f"{m} (stage {stage[m]}) imports {n} (stage {stage[n]})"
+                    for m, ns in graph.items() for n in ns if stage[n] > stage[m])
+    assert not upward, "imports from a later stage:\n" + "\n".join(upward)
+    chain = longest_chain(graph)
+    assert len(chain) <= MAX_CHAIN, f"an import chain of {len(chain)} modules: {' -> '.join(chain)}"

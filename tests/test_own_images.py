@@ -17,9 +17,10 @@ import pytest
 from PIL import Image
 
 from energy_transformer.checkpoint import read_checkpoint
+from energy_transformer.cli import et_train_images
 from energy_transformer.data import load_photo
 from energy_transformer.evaluate import eval_set
-from energy_transformer.own_images import crop_photos, et_train_images, photo_files, split_photos
+from energy_transformer.own_images import crop_photos, photo_files, split_photos
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 EVAL = re.compile(r"^step (\d+): mse ([\d.e-]+), psnr ([\d.]+), biharmonic_mse ([\d.e-]+)$")

@@ -21,12 +21,10 @@ from energy_transformer.classify import (
     ClassifierConfig,
     ImageClassifier,
     classifier_features,
-    et_classify,
     load_classifier,
     novelty_path,
-    read_image,
 )
-from energy_transformer.cli import et_inpaint
+from energy_transformer.cli import et_classify, et_inpaint, read_image
 from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend, descend_recorded
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from energy_transformer.evaluate import masked_mse, predict_images

@@ -275,6 +275,11 @@ def test_api_page_lists_every_public_name_with_links(site):
     assert '<h2 id="tinyproj.core">tinyproj.core</h2>' in html
     assert '<h3 id="add">add</h3>' in html and '<h3 id="box">Box</h3>' in html
     assert '<h4 id="box.area">Box.area</h4>' in html and "_hidden" not in html
+    # each module's entries are folded under its heading, the headings (and the index above them) stay open
+    folds = re.findall(r'<details class="api-module">\s*<summary>\s*(\d+) entries', html)
+    assert folds and html.count('<details class="api-module">') == html.count("<h2 id=\"tinyproj.")
+    core = html[html.index('<h2 id="tinyproj.core">'):]
+    assert core.index('<details class="api-module">') < core.index('<h3 id="add">') < core.index("</details>")
     for name, href in [("add", "topic.html#add"), ("box.area", "topic.html#box.area")]:
         sec = html[html.index(f'id="{name}"'):]
         assert f'href="{href}"' in sec[:sec.index("<h", 10)]                  # its section on the tutorial page

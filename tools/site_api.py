@@ -184,6 +184,10 @@ class ApiPage:
             toc.append(f"[`{modname}`](#{self._heading(modname)}) ({len(names)})")
             doc = (mod.__doc__ or "").strip().splitlines()
             parts.append(f"## {modname}" + (f"\n\n{doc[0]}" if doc else ""))
+            # each module's entries folded, so that the page is an index a reader opens where needed; a link to an
+            # entry opens its fold (site.js)
+            parts.append(f'<details class="api-module"><summary>{len(names)} entries: signatures and '
+                         "documentation</summary>")
             for name in names:
                 obj = getattr(mod, name)
                 href = self.link(f"{modname}.{name}")
@@ -199,6 +203,7 @@ class ApiPage:
                     target = _target(vars(obj)[meth])
                     mhref = self.link(f"{modname}.{name}.{meth}", fallback=href)
                     parts.append(self._doc(target, f"{name}.{meth}", 4) + self._link_line(mhref))
+            parts.append("</details>")
         parts.insert(1, "Modules: " + " · ".join(toc))
         if index := self.top_level(entry_ids): parts.insert(2, index)
         return "\n\n".join(parts) + "\n"

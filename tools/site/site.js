@@ -213,7 +213,21 @@
     });
   }
 
+  // ----------------------------------------------------- a link into a folded section opens its folds
+  function openTarget() {
+    var id = decodeURIComponent(window.location.hash.slice(1));
+    var t = id && document.getElementById(id);
+    if (!t) return;
+    var opened = false;
+    for (var e = t.parentElement; e; e = e.parentElement) {
+      if (e.tagName === "DETAILS" && !e.open) { e.open = true; opened = true; }
+    }
+    if (opened) t.scrollIntoView();
+  }
+
   ready(function () {
+    openTarget();
+    window.addEventListener("hashchange", openTarget);
     sidebarToggle();
     headingAnchors();
     copyButtons();
