@@ -11,7 +11,7 @@ Kneser-Ney on the same characters (`own_text.kneser_ney_line`). The curve of eac
 the log's `cpu_s`) is the basis for choosing the preset: the fastest drop in the first 20 CPU minutes. --quick: 20
 steps of the small preset.
 
-Writes results/own_text.json (own_text_quick.json with --quick).
+Writes results/own_text.json (own_text_5min.json with --minutes 5, own_text_quick.json with --quick).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ CANDIDATES = {  # name -> (model changes, training changes) to the small preset
     "small_d192": (dict(D=192, H=6, M=768), {}),
     "small_n64": (dict(N=64), {}),
     "small_t1": (dict(T=1), {}),
-    "small_lr6e-3": ({}, dict(lr=6e-3)),
+    "small_lr3e-3": ({}, dict(lr=3e-3)),
     "small_batch32": ({}, dict(batch_size=32)),
 }
 
@@ -87,7 +87,8 @@ def main(argv=None):
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     result = dict(files=[str(f) for f in files], chars=dict(train=len(splits["train"]), valid=len(splits["valid"])),
                   kneser_ney=line, minutes=a.minutes, rows=rows)
-    (out / ("own_text_quick.json" if a.quick else "own_text.json")).write_text(json.dumps(result, indent=1) + "\n")
+    name = "own_text_quick" if a.quick else "own_text" if a.minutes == 20 else f"own_text_{a.minutes:g}min"
+    (out / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

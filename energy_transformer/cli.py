@@ -7,12 +7,14 @@ Docs: https://energy-transformer.github.io/energy_transformer/cli.html.md"""
 # %% ../nbs/30_cli.ipynb #etcli0004
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import re
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -37,8 +39,8 @@ from .patches import Patcher
 from .train import TrainingInterrupted
 
 # %% auto #0
-__all__ = ['TEXT_HELP', 'PROGRESS_PIXELS', 'et_train', 'et_train_text', 'et_train_images', 'et_inpaint', 'read_image',
-           'et_classify', 'et_generate']
+__all__ = ['TEXT_HELP', 'PROGRESS_PIXELS', 'et_train', 'run_training', 'et_train_text', 'et_train_images', 'et_inpaint',
+           'read_image', 'et_classify', 'et_generate']
 
 # %% ../nbs/30_cli.ipynb #etcli0006
 TEXT_HELP = (" With --text FILE [FILE ...] in place of a preset: a character model trained on your own text files "
@@ -62,6 +64,25 @@ def et_train(argv: list[str] | None = None): # command-line arguments (default: 
     for hidden in ("pdb", "xtra"): args.pop(hidden, None)  # fastcore's own options, not the function's
     return image_training.et_train(**args)
 
+# %% ../nbs/30_cli.ipynb #72fa8a08
+def run_training(args: Callable, # the function whose signature and docments make the parser (`anno_parser`)
+                 argv: list[str] | None, # command-line arguments (None: sys.argv[1:])
+                 train: Callable, # the parsed arguments -> the training's result
+                ) -> tuple[argparse.Namespace, object]:
+    """The one runner of `et-train --text` and `--images`: `--help` before a required option asks for its value, then
+    `train` with one-line errors (status 2) and one line on Ctrl-C (status 130); the parsed arguments and the result"""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = anno_parser(args, prog="et-train")
+    if {"-h", "--help"} & set(argv): parser.print_help(); sys.exit(0)
+    a = parser.parse_args(argv)
+    quiet_interrupts("et-train")
+    try: return a, train(a)
+    except TrainingInterrupted as e:
+        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
+    except (ValueError, OSError, FloatingPointError) as e:  # OSError: FileNotFoundError, PermissionError, ...
+        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
+
+
 # %% ../nbs/30_cli.ipynb #owntx0028
 def _et_train_text_args(text: Annotated[str, {"nargs": "+", "metavar": "FILE", "required": True}] = None, # UTF-8 text files
                         objective: str = "causal", # causal (the next character) or masked (fill in masked characters)
@@ -80,18 +101,9 @@ def _et_train_text_args(text: Annotated[str, {"nargs": "+", "metavar": "FILE", "
 
 def et_train_text(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "`et-train --text FILE ...`: train on text files; one-line errors (status 2), one line on Ctrl-C (status 130)"
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = anno_parser(_et_train_text_args, prog="et-train")
-    if {"-h", "--help"} & set(argv): parser.print_help(); sys.exit(0)  # before --text asks for its files
-    a = parser.parse_args(argv)
-    quiet_interrupts("et-train")
-    try:
-        _, log = train_on_text(a.text, a.out, name=a.name, objective=a.objective, preset=a.preset, steps=a.steps,
-                               valid=a.valid, errors=a.errors, resume=a.resume, progress=not a.quiet)
-    except TrainingInterrupted as e:
-        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
-    except (ValueError, OSError, FloatingPointError) as e:  # OSError: FileNotFoundError, PermissionError, ...
-        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
+    a, (_, log) = run_training(_et_train_text_args, argv, lambda a: train_on_text(
+        a.text, a.out, name=a.name, objective=a.objective, preset=a.preset, steps=a.steps, valid=a.valid,
+        errors=a.errors, resume=a.resume, progress=not a.quiet))
     last, line = log["evals"][-1], log.get("kneser_ney")
     beside = f" (tuned Kneser-Ney: {line['bpc']:.4f})" if line else ""
     print(f"wrote {Path(a.out) / (a.name + '.npz')} and {a.name}.json: {last['step']:,} steps, "
@@ -118,20 +130,10 @@ def _et_train_images_args(images: Annotated[str, {"metavar": "DIR", "required": 
 
 def et_train_images(argv: list[str] | None = None): # command-line arguments (default: sys.argv[1:])
     "`et-train --images DIR`: train on a folder of photos; one-line errors (status 2), one line on Ctrl-C (status 130)"
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = anno_parser(_et_train_images_args, prog="et-train")
-    if {"-h", "--help"} & set(argv): parser.print_help(); sys.exit(0)  # before --images asks for its folder
-    a = parser.parse_args(argv)
-    quiet_interrupts("et-train")
-    try:
-        _, log = train_on_images(a.images, a.out, name=a.name, init=a.init, valid=a.valid, steps=a.steps, lr=a.lr,
-                                 crops=a.crops, valid_crops=a.valid_crops, long_side=a.long_side, seed=a.seed,
-                                 resume=a.resume, progress=not a.quiet,
-                                 warn=lambda w: print(f"et-train: warning: {w}", file=sys.stderr, flush=True))
-    except TrainingInterrupted as e:
-        print(f"et-train: {e}; to continue, run the same command with --resume", file=sys.stderr); sys.exit(130)
-    except (ValueError, OSError, FloatingPointError) as e:  # OSError: FileNotFoundError, PermissionError, ...
-        print(f"et-train: error: {e}", file=sys.stderr); sys.exit(2)
+    a, (_, log) = run_training(_et_train_images_args, argv, lambda a: train_on_images(
+        a.images, a.out, name=a.name, init=a.init, valid=a.valid, steps=a.steps, lr=a.lr, crops=a.crops,
+        valid_crops=a.valid_crops, long_side=a.long_side, seed=a.seed, resume=a.resume, progress=not a.quiet,
+        warn=lambda w: print(f"et-train: warning: {w}", file=sys.stderr, flush=True)))
     f = log["final"]
     start = f", {a.init} before training {log['start_mse']:.5f}" if "start_mse" in log else ""
     print(f"wrote {Path(a.out) / (a.name + '.npz')} and {a.name}.json: {f['step']:,} steps, {log['train_cpu_s'] / 60:.1f} "
