@@ -13,7 +13,8 @@ import numpy as np
 from benchmarks.equal_time import load
 from benchmarks.timing import memory, timeit
 from energy_transformer import language as lm
-from energy_transformer.language_training import cached_generation_speed, kjv_alphabet, lm_preset
+from energy_transformer.generation import cached_generation_speed
+from energy_transformer.language_training import kjv_alphabet, lm_preset
 from energy_transformer.train import make_optimizer, make_train_step, trainable
 
 

@@ -11,7 +11,7 @@ import jax
 from benchmarks.equal_time import train_for_seconds
 from benchmarks.methods_image import fewer_steps
 from benchmarks.methods_runs import resumable
-from energy_transformer.data import load_natural
+from energy_transformer.crops import load_natural
 from energy_transformer.evaluate import eval_set, evaluate
 from energy_transformer.image import ImageEnergyTransformer, TransformerMAE, matched_mae
 from energy_transformer.image_training import fastest_exact_path, preset, train_inpainting

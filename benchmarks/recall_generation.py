@@ -9,8 +9,8 @@ from benchmarks.equal_time import load
 from benchmarks.timing import compile_jit, memory, timeit
 from energy_transformer.core import ETConfig
 from energy_transformer.dense import ExponentialMemory, recall_batch
+from energy_transformer.generation import generation_speed, masked_generation_speed
 from energy_transformer.language import CausalET, LMConfig
-from energy_transformer.language_training import generation_speed, masked_generation_speed
 from energy_transformer.patterns import flip_bits, random_patterns
 from energy_transformer.pretrained import load_pretrained
 from energy_transformer.text import CharVocab

@@ -16,16 +16,17 @@ except PackageNotFoundError: __version__ = "0.0.0+unknown"
 from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint, save_checkpoint
 from .checks import float_dtype
 from .classify import ClassifierConfig, ImageClassifier, load_classifier
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params, descend
-from .core import descend_recorded, descend_until, energy_recall, fullETConfig, mediumETConfig, smallETConfig
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params
+from .core import energy_recall, fullETConfig, mediumETConfig, smallETConfig
+from .descent import descend, descend_recorded, descend_until
 from .data import load_images
 from .dense import ClassicalHopfield, ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from .evaluate import masked_mse, psnr
 from .image import ImageEnergyTransformer, ImageETConfig, MAEConfig, TransformerMAE
 from .image_training import ImageTaskConfig, train_inpainting
 from .inpaint import inpaint_photo, read_photo
-from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer, fill, generate
-from .language import generate_masked
+from .generation import fill, generate, generate_masked
+from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer
 from .paper import load_paper_npz
 from .patches import Patcher, make_masks, mask_count, random_masks
 from .pretrained import available_models, load_pretrained

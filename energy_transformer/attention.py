@@ -15,47 +15,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .attention_ops import _decay_exp, _decayed_causal, _masked_lse_softmax, _scores, _shift, _softmax_lse
 from .checks import check_int
 from .cosine_attention import CosineEnergy
 from .kernel import AbstractAttention, AutogradAttention, _allowed  # noqa: F401 (_allowed: read here by benchmarks)
 
 # %% auto #0
 __all__ = ['ATTENTION', 'SoftmaxAttention', 'TaylorAttention', 'WindowAttention', 'MixedAttention', 'attention_kernel']
-
-# %% ../nbs/24_attention.ipynb #attn0006
-def _masked_lse_softmax(S, allowed, beta=None):
-    """Row-wise log-sum-exp and softmax of the scores S[h, C, B] (given beta: of beta S, S shifted by its largest before
-    beta scales it, the top exactly 0 at any beta) over the keys B allowed for query C; empty rows give 0"""
-    m = lax.stop_gradient(jnp.max(jnp.where(allowed, S, -jnp.inf), axis=-1, keepdims=True))
-    has = allowed.any(-1)  # static (C,)
-    if not has.all(): m = jnp.where(has[..., None], m, 0.0)
-    e = jnp.exp(jnp.where(allowed, S - m if beta is None else beta * (S - m), -jnp.inf))  # masked: no gradient, no NaN
-    z = e.sum(-1, keepdims=True)
-    if not has.all(): z = jnp.where(has[..., None], z, 1.0)
-    lse = jnp.log(z[..., 0]) + (m if beta is None else beta * m)[..., 0]
-    if not has.all(): lse = jnp.where(has, lse, 0.0)
-    return lse, e / z
-
-def _shift(a, axis, up=False):
-    "Along `axis`, a[i] <- a[i-1] with zeros at i = 0 (an exclusive prefix); `up`: a[i] <- a[i+1], zeros at the end"
-    pad = [(0, 0)] * a.ndim; pad[axis] = (0, 1) if up else (1, 0)
-    return lax.slice_in_dim(jnp.pad(a, pad), int(up), a.shape[axis] + int(up), axis=axis)
-
-def _scores(Q, K, beta, bias=None):
-    "s[h, C, B] = beta K_B . Q_C (+ b_h(C - B))"
-    s = beta * jnp.einsum("hcy,hby->hcb", Q, K)
-    if bias is not None and jnp.shape(bias) != s.shape:
-        raise ValueError(f"softmax attention's position signal is a bias of shape {s.shape}, got shape {jnp.shape(bias)}")
-    return s if bias is None else s + bias
-
-def _softmax_lse(Q, K, beta, allowed, bias=None):
-    "`_masked_lse_softmax` of the scores; without a bias, of the overlaps K.Q with beta (shifted before it scales them)"
-    if bias is not None: return _masked_lse_softmax(_scores(Q, K, beta, bias), allowed)
-    return _masked_lse_softmax(jnp.einsum("hcy,hby->hcb", Q, K), allowed, beta)
-
-_TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
-_PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor prefix gradient
-
 
 # %% ../nbs/24_attention.ipynb #attn0008
 class SoftmaxAttention(AbstractAttention):
@@ -101,50 +67,11 @@ class SoftmaxAttention(AbstractAttention):
         P = jnp.where(allowed, jax.nn.softmax(jnp.where(safe, s, -jnp.inf)), 0.0)
         return -jnp.einsum("hb,hby->hy", P, keys), keys
 
-# %% ../nbs/24_attention.ipynb #attn0011
-def _decay_exp(lg, k):
-    "gamma^k = exp(k log gamma) per head (lg: (H,) log gamma) for integer offsets k; 0 where k < 0 (never exp of k > 0)"
-    k = np.asarray(k)
-    return jnp.where(k >= 0, jnp.exp(lg.reshape(lg.shape + (1,) * k.ndim) * np.maximum(k, 0)), 0.0)
-
-
-def _decayed_causal(Q, K, b, lg, inclusive: bool, L: int):
-    """A causal Taylor energy's sums with decay: S_C = sum over B <= C (B < C unless `inclusive`) of gamma^(C-B) f(s_CB),
-    in chunks of L tokens (direct inside a chunk; decayed key statistics of earlier chunks), and `back(w)`, which gives
-    w_C dS_C/dQ_C / beta and sum_C w_C dS_C/dK_B / beta for query weights w (H, N)"""
-    H, N, Y = Q.shape
-    n = -(-N // L); pad = n * L - N
-    Qc, Kc = (jnp.pad(a, ((0, 0), (0, pad), (0, 0))).reshape(H, n, L, Y) for a in (Q, K))
-    c, i = np.arange(L), np.arange(n)
-    real = np.arange(n * L).reshape(n, L) < N
-    off = c[:, None] - c[None, :]
-    inside = (off >= (0 if inclusive else 1))[None] & real[:, None, :]  # [chunk, C, B]
-    D = jnp.where(inside[None], _decay_exp(lg, off)[:, None], 0.0)  # gamma^(C-B) inside a chunk, [h, i, C, B]
-    s = b * jnp.einsum("hicy,hiby->hicb", Qc, Kc)
-    wb = _decay_exp(lg, L - 1 - c)[:, None] * real[None]  # a key's weight at its chunk's end, [h, i, B]
-    c0, c1, c2 = wb.sum(-1), jnp.einsum("hib,hiby->hiy", wb, Kc), jnp.einsum("hib,hiby,hibz->hiyz", wb, Kc, Kc)
-    G = _decay_exp(lg, np.where(i[:, None] > i[None, :], L * (i[:, None] - 1 - i[None, :]), -1))  # chunk j < i, [h, i, j]
-    n0, k1, K2 = (jnp.einsum("hij,hj...->hi...", G, a) for a in (c0, c1, c2))  # decayed sums of the earlier chunks
-    qd = _decay_exp(lg, c + 1)  # gamma^(C + 1 - chunk start), [h, C]
-    K2Q = jnp.einsum("hiyz,hicz->hicy", K2, Qc)
-    # the sum inside a chunk as a contraction: written as a product summed over B, XLA's CPU compiler (jax 0.10) fuses it
-    # with the rest of S wrongly for the 6th and later examples of a vmapped batch at N = 1,024 (tests/test_attention.py)
-    S = jnp.einsum("hicb,hicb->hic", D, 1 + s + 0.5 * s * s) \
-        + qd[:, None] * (n0[..., None] + b * jnp.einsum("hicy,hiy->hic", Qc, k1) + 0.5 * b * b * jnp.sum(Qc * K2Q, -1))
-    flat = lambda a: a.reshape(H, n * L, *a.shape[3:])[:, :N]
-
-    def back(w):
-        wc = jnp.pad(w, ((0, 0), (0, pad))).reshape(H, n, L)
-        Dp = D * (1 + s)  # gamma^(C-B) f'(s_CB)
-        gQ = jnp.einsum("hicb,hiby->hicy", Dp, Kc) + qd[:, None, :, None] * (k1[:, :, None] + b * K2Q)
-        wq = (qd[:, None] * wc)[..., None] * Qc  # gamma^(C+1-start) w_C Q_C
-        q1s, Q2s = (jnp.einsum("hij,hi...->hj...", G, a) for a in (wq.sum(2), jnp.einsum("hicy,hicz->hiyz", wq, Qc)))
-        gK = jnp.einsum("hicb,hicy->hiby", Dp * wc[..., None], Qc) \
-            + wb[..., None] * (q1s[:, :, None] + b * jnp.einsum("hiyz,hibz->hiby", Q2s, Kc))
-        return w[..., None] * flat(gQ), flat(gK)
-    return flat(S), back
-
 # %% ../nbs/24_attention.ipynb #attn0011t
+_TAYLOR_CHUNK = 64  # tokens per chunk of the causal taylor energy
+_PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor prefix gradient
+
+
 class TaylorAttention(AbstractAttention):
     """f(s) = 1 + s + s^2/2, the second-order Taylor polynomial of exp ("fastmax"): sum_B f(s_CB) factorises through
     the key sums sum_B 1, sum_B K_B and sum_B K_B K_B^T, so energy, gradient and generation cost O(N Y^2). The position

@@ -23,12 +23,12 @@ from fastcore.script import anno_parser, call_parse, store_true
 from jaxtyping import Float
 from PIL import Image, ImageOps
 
+from . import generation as gen
 from . import image_training, inpaint
-from . import language as lm
 from .checkpoint import checkpoint_path, load_checkpoint
 from .checks import check_int, check_output_dir, quiet_interrupts
 from .classify import classifier_features, load_classifier, novelty_path
-from .data import MATE_LONG_SIDE
+from .crops import MATE_LONG_SIDE
 from .image import ImageEnergyTransformer
 from .inpaint import INPAINT_MODEL, blend_classical, classical_fills, inpaint_photo, read_photo, side_by_side, unlike_training
 from .language_training import load_language_model
@@ -394,13 +394,13 @@ def et_generate(argv: list[str] | None = None): # command-line arguments (defaul
         text = a.fill if a.fill is not None else a.prompt  # --unknown: drop or replace the characters the model never saw
         if text is not None: text = m.vocab.clean(text, a.unknown, keep="_" * (a.fill is not None), option="--unknown ")
         given = lambda **kw: {k: v for k, v in kw.items() if v is not None}  # options not given keep each function's default
-        if a.fill is not None: print(lm.fill(m, text, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
+        if a.fill is not None: print(gen.fill(m, text, seed=a.seed, **given(rounds=a.steps, temperature=a.temperature))); return
         if m.config.objective == "mlm":
-            lm.generate_masked(m, length, text or "", seed=a.seed, on_text=stream(text or ""),
+            gen.generate_masked(m, length, text or "", seed=a.seed, on_text=stream(text or ""),
                                **given(rounds=a.steps, temperature=a.temperature))
         else:  # no prompt: the context is a line break (the end of a verse), or a space in a text without one
             start = "\n" if "\n" in m.vocab.chars else " " if " " in m.vocab.chars else m.vocab.chars[0]
-            lm.generate(m, text or start, length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(text or ""),
+            gen.generate(m, text or start, length, top_k=a.top_k, top_p=a.top_p, seed=a.seed, on_char=stream(text or ""),
                         **given(temperature=a.temperature))
         print()
     except (ValueError, TypeError, OSError) as e:  # the options by their names, not the functions' arguments

@@ -20,12 +20,12 @@ from jaxtyping import Array, Float, Int, PRNGKeyArray
 from . import checks
 from .attention import ATTENTION, AbstractAttention, attention_kernel
 from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
+from .descent import Trajectory, descend, descend_recorded, descend_until, record_every  # noqa: F401 (importable from core too)
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
 
 # %% auto #0
 __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'params_of', 'matching_width', 'ETConfig',
-           'decay_init', 'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'Trajectory', 'record_every', 'descend',
-           'descend_recorded', 'descend_until', 'energy_recall']
+           'decay_init', 'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
 def count_params(tree) -> int:
@@ -337,124 +337,6 @@ class EnergyLayerNorm(eqx.Module):
         "Legendre transform g.x - L(x) summed over the tokens, in the cancellation-free form -D gamma eps / sqrt(var + eps)"
         x = self._check(x)
         return -self.D * self.gamma * self.eps * jnp.sum(1 / self._centre(x)[1])
-
-# %% ../nbs/01_energy_transformer.ipynb #085e45ca
-class Trajectory(eqx.Module):
-    "Subsampled record of an energy descent (states optional)"
-    step: Int[Array, "S"] # descent step of each record (0 = initial state)
-    e_att: Float[Array, "S"] # attention energy
-    e_hn: Float[Array, "S"] # memory energy (Hopfield's, or the two-weight one)
-    e_ln: Float[Array, "S"] # layer-norm energy summed over tokens
-    e_total: Float[Array, "S"] # Lyapunov energy of the dynamics: e_att + e_hn (+ e_ln with leak)
-    grad_norm: Float[Array, "S"] # |dE/dg| (+ x with leak): the size of the next step, divided by alpha
-    x: Float[Array, "S N D"] | None # states at the recorded steps (keep_states=True)
-
-# %% ../nbs/01_energy_transformer.ipynb #9115cfa7
-def _run_steps(step, x, n: int, remat: bool):
-    "Apply `step` n times; with remat, nested checkpointing (blocks of ~sqrt(n) steps) keeps backprop memory ~flat"
-    if n == 0: return x
-    if not remat:
-        return lax.scan(lambda x, _: (step(x), None), x, length=n)[0]
-    stepc = jax.checkpoint(step)
-    def steps(x, k): return lax.scan(lambda x, _: (stepc(x), None), x, length=k)[0]
-    b = max(1, int(round(math.sqrt(n)))); nb, r = divmod(n, b)
-    block = jax.checkpoint(lambda x: steps(x, b))
-    x = lax.scan(lambda x, _: (block(x), None), x, length=nb)[0]
-    return steps(x, r) if r else x
-
-def record_every(run, # `run(x, k)`: the state after k more steps (k is a Python int)
-                 measure, # `measure(x)`: a pytree of arrays to keep
-                 x, # the initial state (any pytree)
-                 T: int, # steps in all
-                 every: int = 1, # keep a record every `every` steps
-                ):
-    "T steps inside `lax.scan`, measured at step 0, every `every` steps and at step T: (final state, steps, records)"
-    n, r = divmod(T, check_int("record_every", "every", every))
-    def body(x, _):
-        x = run(x, every)
-        return x, measure(x)
-    x_end, recs = lax.scan(body, x, length=n)
-    parts, steps = [jax.tree.map(lambda a: a[None], measure(x)), recs], [0] + [every * (i + 1) for i in range(n)]
-    if r:
-        x_end = run(x_end, r)
-        parts.append(jax.tree.map(lambda a: a[None], measure(x_end))); steps.append(T)
-    return x_end, jnp.asarray(steps, jnp.int32), jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
-
-# %% ../nbs/01_energy_transformer.ipynb #descpc02
-def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False, fn="descend", T_name="T"):
-    """Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction;
-    errors name the calling function `fn` and its step-count argument `T_name`"""
-    x = check_tokens(x, et.config.D, f"{fn}: x")
-    if lnorm.D != et.config.D: raise ValueError(f"{fn}: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
-    check_int(fn, T_name, T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
-    check_real(fn, "alpha", alpha, 0)  # alpha < 0 would climb the energy, alpha = 0 stays put (traced: unchecked)
-    grad, ln, alpha = et.grad if grad is None else grad, jax.vmap(lnorm), jnp.asarray(alpha, x.dtype)
-    if (out := jax.eval_shape(grad, x).shape) != x.shape:  # traced once, nothing computed
-        raise ValueError(f"{fn}: grad must map tokens of shape {tuple(x.shape)} to the same shape, got {tuple(out)}")
-    direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
-    return x, direction, lambda x: x - alpha * direction(x)
-
-def descend(et: EnergyTransformer, # the energy
-            lnorm: EnergyLayerNorm, # g = LN(x), token-wise
-            x: Float[Array, "N D"], # initial token states
-            *, alpha=0.1, # step size (traced: no recompilation per value)
-            T: int = 12, # number of steps (static)
-            leak: bool = False, # x <- x - alpha (dE/dg + x): then E_LN + E is the Lyapunov energy
-            remat: bool = False, # checkpoint the steps: backprop memory ~flat in T
-            grad=None, # g -> dE/dg (default: the closed form `et.grad`; e.g. `jax.grad(et.energy)`)
-            backprop_steps: int | None = None, # differentiate the last k steps only, the earlier ones as the identity
-           ) -> Float[Array, "N D"]:
-    "The tokens after T steps of energy descent x <- x - alpha dE/dg(LN(x)): the training path, nothing recorded"
-    x, _, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
-    if backprop_steps is not None and check_int("descend", "backprop_steps", backprop_steps, low=0) < T:
-        x_mid = _run_steps(step, x, T - backprop_steps, False)
-        x, T = x + lax.stop_gradient(x_mid - x), backprop_steps  # the value of x_mid, the derivative of the identity
-    return check_finite_result(_run_steps(step, x, T, remat), "descend", x)  # known values only: free under jit
-
-# %% ../nbs/01_energy_transformer.ipynb #descpc03
-def descend_recorded(et: EnergyTransformer, # the energy
-                     lnorm: EnergyLayerNorm, # g = LN(x), token-wise
-                     x: Float[Array, "N D"], # initial token states
-                     *, alpha=0.1, # step size (traced)
-                     T: int = 12, # number of steps (static)
-                     every: int = 1, # record every `every` steps (and the initial and final states)
-                     leak: bool = False, # x <- x - alpha (dE/dg + x)
-                     keep_states: bool = False, # also keep the states at the recorded steps
-                     grad=None, # g -> dE/dg (default: the closed form)
-                    ) -> tuple[Float[Array, "N D"], Trajectory]:
-    "`descend` with a subsampled record of the energies and of the gradient norm |dE/dg|"
-    x, direction, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak, fn="descend_recorded")
-    check_int("descend_recorded", "every", every)
-    ln, lnE = jax.vmap(lnorm), jax.vmap(lnorm.energy)
-    def measure(x):
-        g, d = ln(x), direction(x)
-        e_att, e_hn, e_ln = et.attn_energy(g), et.hn_energy(g), lnE(x).sum()
-        return (e_att, e_hn, e_ln, e_att + e_hn + e_ln if leak else e_att + e_hn, jnp.sqrt(jnp.sum(d * d)),
-                x if keep_states else None)
-    x_end, steps, recs = record_every(lambda x, k: _run_steps(step, x, k, False), measure, x, T, every)
-    return x_end, Trajectory(steps, *recs)
-
-# %% ../nbs/01_energy_transformer.ipynb #descpc04
-def descend_until(et: EnergyTransformer, # the energy
-                  lnorm: EnergyLayerNorm, # g = LN(x), token-wise
-                  x: Float[Array, "N D"], # initial token states
-                  *, alpha=0.1, # step size (traced)
-                  rtol=1e-4, # stop once a step changes the energy by less than rtol |E| (traced)
-                  T_max: int = 100, # stop after this many steps at the latest (static)
-                  grad=None, # g -> dE/dg (default: the closed form)
-                 ) -> tuple[Float[Array, "N D"], Int[Array, ""]]:
-    "Descend until a step changes the energy by less than `rtol` of itself (or `T_max` steps): final tokens, steps taken"
-    x, _, step = _descent_setup(et, lnorm, x, alpha, T_max, grad, fn="descend_until", T_name="T_max")
-    check_real("descend_until", "rtol", rtol, 0)  # NaN would stop after one step
-    ln = jax.vmap(lnorm)
-    def body(c):
-        x, t, e, _ = c
-        x = step(x)
-        e_new = et.energy(ln(x))
-        return x, t + 1, e_new, jnp.abs(e - e_new) / jnp.maximum(jnp.abs(e), jnp.finfo(x.dtype).tiny)
-    init = (x, jnp.int32(0), et.energy(ln(x)), jnp.asarray(jnp.inf, x.dtype))
-    x, t, _, _ = lax.while_loop(lambda c: (c[1] < T_max) & (c[3] >= rtol), body, init)
-    return x, t
 
 # %% ../nbs/01_energy_transformer.ipynb #recallcd
 def energy_recall(Efn, # energy of layer-normalised tokens, `Efn(g) -> scalar` (e.g. `et.energy`)

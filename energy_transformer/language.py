@@ -7,29 +7,26 @@ Docs: https://energy-transformer.github.io/energy_transformer/language.html.md""
 # %% ../nbs/05_language.ipynb #9e04b3c1
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
-from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray, PyTree
+from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
 from .attention import AbstractAttention
-from .checks import MAX_GENERATE, MAX_STEPS, check_ids, check_int, check_key, check_real, float_dtype
+from .checks import MAX_STEPS, check_ids, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of
 from .heads import Readout
 from .text import CharVocab
 
 # %% auto #0
-__all__ = ['extend', 'prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET',
-           'CausalTransformer', 'AbstractMaskedLM', 'MaskedET', 'MaskedTransformer', 'matched_transformer', 'ar_loss',
-           'mask_for_training', 'mlm_loss', 'DescentCache', 'extend_step', 'prefill', 'next_logits', 'sample_char',
-           'generate', 'fill_rounds', 'fill', 'generate_masked']
+__all__ = ['prefix_energies', 'prefix_grad', 'LMConfig', 'CharEmbedding', 'AbstractCharLM', 'CausalET', 'CausalTransformer',
+           'AbstractMaskedLM', 'MaskedET', 'MaskedTransformer', 'matched_transformer', 'ar_loss', 'mask_for_training',
+           'mlm_loss']
 
 # %% ../nbs/05_language.ipynb #90128eb4
 def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
@@ -263,197 +260,3 @@ def mlm_loss(model: MaskedET, # a masked model
     logits = jax.vmap(model.logits)(jnp.where(mask, model.mask_id, batch))
     nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), batch[..., None], -1)[..., 0]
     return jnp.sum(jnp.where(mask, nll, 0.0)) / jnp.sum(mask)
-
-# %% ../nbs/05_language.ipynb #981f107f
-class DescentCache(eqx.Module):
-    """What a causal ET keeps of its prefix to descend one new token: at every step t, its attention kernel's state
-    (`AbstractAttention.init_state`): the keys of every earlier token (softmax), or only their running sums K_B and
-    K_B K_B^T (taylor) -- the ET's counterpart of a KV cache"""
-    state: PyTree # the kernel's state at each of the T steps (leading axis T)
-    n: Int[Array, ""] # tokens in the cache
-
-    @classmethod
-    def empty(cls, config: LMConfig) -> DescentCache:
-        c = config
-        one = c.et.kernel(causal=True).init_state(c.et.H, c.N, c.et.Y)
-        return cls(jax.tree.map(lambda a: jnp.zeros((c.T, *a.shape), a.dtype), one), jnp.zeros((), jnp.int32))
-
-# %% ../nbs/05_language.ipynb #7ce1b2e8
-def _extend(model: CausalET, cache: DescentCache, token: Int[Array, ""]) -> tuple[DescentCache, Float[Array, "V"]]:
-    "Descend one new token at position cache.n against the cached prefix; returns the new cache and its next-char logits"
-    c, et, p = model.config, model.et, cache.n
-    kernel, row = _causal(et), et.position(c.N, p)  # the new token's row of the bias, or the decay
-    def body(t, carry):
-        x, state = carry
-        g = model.lnorm(x)
-        q, k = jnp.einsum("d,hdy->hy", g, et.Wq), jnp.einsum("d,hdy->hy", g, et.Wk)
-        dq, new = kernel.extend(jax.tree.map(lambda a: a[t], state), q, k, p, et.beta, row)
-        grad = jnp.einsum("hy,hdy->d", dq, et.Wq) + et.hn_grad(g[None])[0]
-        return x - model.alpha * grad, jax.tree.map(lambda a, b: a.at[t].set(b), state, new)
-    x, state = lax.fori_loop(0, c.T, body, (model.embed(token[None], p)[0], cache.state))
-    return DescentCache(state, p + 1), model.readout(x)
-
-extend = eqx.filter_jit(_extend)
-
-
-@functools.lru_cache(maxsize=8)
-def extend_step(static):  # the non-array part of a CausalET (`eqx.partition(model, eqx.is_array)[1]`)
-    """`extend` compiled for the models whose non-array part is `static`, called as `step(arrays, cache, token)` with
-    their arrays: the step `generate` takes per character (less dispatch per token than `extend`)"""
-    return jax.jit(lambda arrays, cache, token: _extend(eqx.combine(arrays, static), cache, token))
-
-@eqx.filter_jit
-def prefill(model: CausalET, ids: Int[Array, "n"]) -> tuple[DescentCache, Float[Array, "n V"]]:
-    "The cache of a prompt (descended token by token) and the next-char logits at each of its positions"
-    return lax.scan(lambda cache, t: extend(model, cache, t), DescentCache.empty(model.config), ids)
-
-# %% ../nbs/05_language.ipynb #2208ad93
-@eqx.filter_jit
-def next_logits(model: AbstractCharLM, # an autoregressive model (ET or transformer)
-                ids: Int[Array, "N"], # a full context of ids; positions after `n` are ignored (padding)
-                n: Int[Array, ""], # the number of real tokens
-               ) -> Float[Array, "V"]:
-    "Logits of the character after the first n, recomputing the whole context (causality makes the padding harmless)"
-    return model.logits(ids)[n - 1]
-
-# %% ../nbs/05_language.ipynb #2c0f22ff
-def _scaled(logits: np.ndarray, # (..., V) logits or log-probabilities (float64)
-            temperature: float, # > 0
-           ) -> np.ndarray:
-    "(logits - their max) / temperature: 0 at the most likely id, never NaN; a tiny temperature leaves the rest -inf (greedy)"
-    with np.errstate(over="ignore"): return (logits - logits.max(-1, keepdims=True)) / temperature
-
-def sample_char(logits: np.ndarray, # (V,) logits
-                rng: np.random.Generator,
-                temperature: float = 1.0, # 0: the most likely character
-                top_k: int | None = None, # keep the k most likely characters
-                top_p: float | None = None, # keep the most likely characters whose probabilities first sum to top_p (nucleus)
-               ) -> int:
-    "Draw an id from softmax(logits / temperature), restricted to the top k and to the nucleus of mass top_p"
-    logits = np.asarray(logits, np.float64)
-    if temperature == 0: return int(np.argmax(logits))
-    if top_k is not None: logits = np.where(logits >= np.sort(logits)[-min(top_k, logits.size)], logits, -np.inf)
-    p = np.exp(_scaled(logits, temperature)); p /= p.sum()
-    if top_p is not None:  # the nucleus: the fewest most likely ids whose mass reaches top_p
-        order = np.argsort(-p, kind="stable"); p[order[np.searchsorted(np.cumsum(p[order]), top_p) + 1:]] = 0; p /= p.sum()
-    return int(rng.choice(p.size, p=p))
-
-
-# %% ../nbs/05_language.ipynb #ad9d4f58
-def _check_generation(model, prompt: str, length: int, temperature: float, top_k, top_p=None):
-    if model.config.objective != "ar":
-        raise ValueError("generate needs an autoregressive model (objective 'ar'); use generate_masked or fill for a masked one")
-    if not prompt: raise ValueError("the prompt must have at least one character")
-    model.vocab.encode(prompt)  # names characters outside the vocabulary
-    check_int("generate", "length", length, 1, MAX_GENERATE)  # a stated maximum: 10**9 characters would run for days
-    check_real("generate", "temperature", temperature, 0)
-    if top_k is not None: check_int("generate", "top_k", top_k)
-    if top_p is not None: check_real("generate", "top_p", top_p, 0, 1, low_open=True)
-
-def generate(model: AbstractCharLM, # an autoregressive model
-             prompt: str, # text to continue (at least one character)
-             length: int = 200, # characters to generate
-             *, temperature: float = 0.8, top_k: int | None = None, top_p: float | None = None, seed: int = 0,
-             cache: bool = True, # CausalET: descend only the new token against the cached prefix
-             on_char=None, # called with each new character (streaming)
-            ) -> str:
-    """Continue `prompt` by `length` characters. A prompt longer than the context N keeps its last N characters; when the
-    context fills up, the window slides: the model restarts from the last N/2 characters"""
-    _check_generation(model, prompt, length, temperature, top_k, top_p)
-    N, rng, vocab = model.config.N, np.random.default_rng(check_int("generate", "seed", seed, 0)), model.vocab
-    ids = list(vocab.encode(prompt)[-N:])
-    use_cache = cache and isinstance(model, CausalET)
-    arrays, static = eqx.partition(model, eqx.is_array)
-    step = extend_step(static) if use_cache else None
-    out = []
-    def restart():
-        if not use_cache: return None, None
-        state, logits = prefill(model, jnp.asarray(ids, jnp.int32)); return state, logits[-1]
-    state, logits = restart()
-    for _ in range(length):
-        last = logits if use_cache else next_logits(model, jnp.asarray(ids + [0] * (N - len(ids)), jnp.int32),
-                                                    jnp.asarray(len(ids)))  # traced n: one compilation for every prompt length
-        nxt = sample_char(np.asarray(last), rng, temperature, top_k, top_p)
-        out.append(vocab.chars[nxt])
-        if on_char is not None: on_char(out[-1])
-        ids.append(nxt)
-        if len(ids) > N:
-            ids = ids[-(N // 2):]; state, logits = restart()
-        elif use_cache: state, logits = step(arrays, state, jnp.asarray(nxt, jnp.int32))
-    return "".join(out)
-
-# %% ../nbs/05_language.ipynb #cf45ab34
-@eqx.filter_jit
-def _log_probs(model: AbstractCharLM, ids: Int[Array, "n"]) -> Float[Array, "n V"]: return jax.nn.log_softmax(model.logits(ids))
-
-def _unmask(model: AbstractMaskedLM, ids: np.ndarray, rounds: int, temperature: float, rng: np.random.Generator,
-            on_round=None) -> np.ndarray:
-    """Replace the MASK ids of one sequence in `rounds` rounds: each round draws a character for every masked position
-    (the most likely at temperature 0) and keeps the k it is most confident of, so later rounds condition on them;
-    `on_round` gets a copy of the ids after each round"""
-    ids = ids.copy()
-    for r in range(rounds):
-        left = np.flatnonzero(ids == model.mask_id)
-        if left.size == 0: break
-        lp = np.asarray(_log_probs(model, jnp.asarray(ids, jnp.int32)), np.float64)[left]
-        if temperature == 0: pick = lp.argmax(-1)
-        else: pick = (_scaled(lp, temperature) + rng.gumbel(size=lp.shape)).argmax(-1)  # a draw from softmax(lp / temperature)
-        conf = np.take_along_axis(lp, pick[:, None], -1)[:, 0]
-        best = np.argsort(-conf, kind="stable")[:math.ceil(left.size / (rounds - r))]
-        ids[left[best]] = pick[best]
-        if on_round is not None: on_round(ids.copy())
-    return ids
-
-def fill_rounds(model: AbstractMaskedLM, # a masked model
-                text: str, # text with unknown characters marked by `blank`
-                *, blank: str = "_", rounds: int = 8, # unmasking rounds (at most one per blank)
-                temperature: float = 0.0, # 0: the most likely character; > 0: sample
-                seed: int = 0,
-               ) -> list[str]:
-    """The text after each round of iterative unmasking, blanks still open shown as `blank`: each round predicts every
-    blank and fixes the most confident ones, so that later rounds condition on earlier choices (as in MaskGIT and
-    discrete diffusion); other characters never change"""
-    if model.config.objective != "mlm": raise ValueError("fill needs a masked model (objective 'mlm')")
-    check_int("fill", "rounds", rounds); check_int("fill", "seed", seed, 0); check_real("fill", "temperature", temperature, 0)
-    if len(blank) != 1 or blank in model.vocab.chars:
-        raise ValueError(f"blank must be one character outside the vocabulary, got {blank!r}")
-    if not 1 <= len(text) <= model.config.N:
-        raise ValueError(f"text has {len(text)} characters; a masked model fills 1..N = {model.config.N} at a time")
-    holes = np.array([ch == blank for ch in text])
-    ids = np.where(holes, model.mask_id, model.vocab.encode(text.replace(blank, model.vocab.chars[0])))
-    _unmask(model, ids, max(1, min(rounds, int(holes.sum()))), temperature, np.random.default_rng(seed), (states := []).append)
-    return ["".join(blank if i == model.mask_id else model.vocab.chars[i] for i in s) for s in states or [ids]]
-
-def fill(model: AbstractMaskedLM, # a masked model
-         text: str, # text with unknown characters marked by `blank`
-         **kw, # `fill_rounds`'s blank, rounds (8), temperature (0: the most likely character) and seed
-        ) -> str:
-    "Fill the blanks by iterative unmasking: the text after the last round of `fill_rounds`; other characters never change"
-    return fill_rounds(model, text, **kw)[-1]
-
-
-# %% ../nbs/05_language.ipynb #unmaskgen
-def generate_masked(model: AbstractMaskedLM, # a masked model
-                    length: int, # new characters
-                    prompt: str = "", # text the new characters follow (may be empty)
-                    *, rounds: int = 32, # unmasking rounds per window (32: one new character per round after the first window)
-                    temperature: float = 0.8, # 0: the most likely character in each round
-                    seed: int = 0,
-                    on_text=None, # called with each window's new text (streaming)
-                   ) -> str:
-    """`length` new characters after `prompt`, by iterative unmasking (discrete-diffusion style), N/2 characters at a time:
-    each window holds the last N/2 known characters and MASK tokens after them (without a prompt, the first window is N
-    MASK tokens)"""
-    if model.config.objective != "mlm": raise ValueError("generate_masked needs a masked model (objective 'mlm')")
-    check_int("generate_masked", "length", length, 1, MAX_GENERATE); check_int("generate_masked", "rounds", rounds)
-    check_real("generate_masked", "temperature", temperature, 0)
-    N, rng = model.config.N, np.random.default_rng(check_int("generate_masked", "seed", seed, 0))
-    known, out = list(model.vocab.encode(prompt)[-(N // 2):]) if prompt else [], []
-    while len(out) < length:
-        n_new = min(N - len(known), length - len(out))
-        ids = _unmask(model, np.array(known + [model.mask_id] * n_new), min(rounds, n_new), temperature, rng)
-        out += (new := [int(i) for i in ids[len(known):]])
-        if on_text is not None: on_text(model.vocab.decode(new))
-        known = (known + new)[-(N // 2):]
-    return model.vocab.decode(out)
-

@@ -7,11 +7,9 @@ Docs: https://energy-transformer.github.io/energy_transformer/language_training.
 # %% ../nbs/09_language_training.ipynb #9c2e8351
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
-import timeit
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,8 +30,7 @@ from .train import TrainConfig, fit, training_totals
 __all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'DEPTH_BUCKETS', 'LANGUAGE_MODELS', 'lm_preset', 'lm_log_probs',
            'lm_evaluator', 'fit_language_model', 'kjv_alphabet', 'train_language_model', 'to_alphabet',
            'out_of_domain_text', 'language_quality', 'position_bits', 'bpc_by_position', 'context_gain',
-           'context_profile', 'blank_accuracy', 'generation_speed', 'masked_generation_speed',
-           'cached_generation_speed', 'load_language_model']
+           'context_profile', 'blank_accuracy', 'load_language_model']
 
 # %% ../nbs/09_language_training.ipynb #72a441c7
 def lm_preset(name: str, # a key of LM_PRESETS
@@ -343,58 +340,6 @@ def blank_accuracy(model: eqx.Module, # a masked model (MaskedET or MaskedTransf
              for m, p, t in ((masked[i:i + batch], pos[i:i + batch], win[np.arange(i, min(i + batch, n)), pos[i:i + batch]])
                              for i in range(0, n, batch))]
     return float(np.concatenate(right).mean())
-
-# %% ../nbs/09_language_training.ipynb #5ec6ca91
-def generation_speed(model: CausalET, # a causal ET
-                     prompt: str = "And God said", # where generation starts
-                     repeats: int = 3, # best of this many timings
-                    ) -> dict:
-    "Characters per second when generating up to a full context, with the descent cache and by recomputation (greedy)"
-    n_new = model.config.N - len(prompt)
-    if n_new < 1: raise ValueError(f"the prompt fills the context N = {model.config.N}")
-    speed = {}
-    for use_cache in (True, False):
-        run = functools.partial(lm.generate, model, prompt, n_new, temperature=0, cache=use_cache)
-        lm.generate(model, prompt, 4, temperature=0, cache=use_cache)  # compile
-        speed[use_cache] = n_new / min(timeit.repeat(run, number=1, repeat=repeats))
-    return dict(context=model.config.N, new_chars=n_new, cached_chars_per_s=round(speed[True], 1),
-                recompute_chars_per_s=round(speed[False], 1), speedup=round(speed[True] / speed[False], 2))
-
-def masked_generation_speed(model: eqx.Module, # a masked model
-                            length: int = 128, # new characters (from nothing)
-                            rounds: int = 16, # unmasking rounds per window of N/2 characters
-                            repeats: int = 3, # best of this many timings
-                           ) -> dict:
-    "Characters per second of `generate_masked` writing `length` new characters (greedy)"
-    lm.generate_masked(model, 4, rounds=2, temperature=0)  # compile
-    run = functools.partial(lm.generate_masked, model, length, rounds=rounds, temperature=0)
-    best = min(timeit.repeat(run, number=1, repeat=repeats))
-    return dict(context=model.config.N, new_chars=length, rounds=rounds, chars_per_s=round(length / best, 1))
-
-
-# %% ../nbs/09_language_training.ipynb #cgspeed1
-def cached_generation_speed(model: CausalET, # a causal ET
-                            context: int, # characters already in the context when timing starts (at least 1)
-                            new_chars: int = 64, # characters timed, at positions context .. context + new_chars - 1
-                            repeats: int = 3, # best of this many timings
-                           ) -> float:
-    """Characters per second of `generate`'s cached step (descend the new token against the descent cache, read its
-    logits) at a given depth into the context: the cost of the next character once `context` characters are in it"""
-    N = model.config.N
-    if not (isinstance(context, int) and isinstance(new_chars, int) and context >= 1 and new_chars >= 1
-            and context + new_chars <= N):
-        raise ValueError(f"need context >= 1, new_chars >= 1 and context + new_chars <= N = {N}, got {context} and {new_chars}")
-    rng = np.random.default_rng(0)
-    cache0, _ = lm.prefill(model, jnp.asarray(rng.integers(0, model.vocab.V, context), jnp.int32))
-    tokens = [jnp.asarray(t, jnp.int32) for t in rng.integers(0, model.vocab.V, new_chars)]
-    arrays, static = eqx.partition(model, eqx.is_array)
-    step = lm.extend_step(static)  # the compiled step `generate` takes per character
-    jax.block_until_ready(step(arrays, cache0, tokens[0]))
-    def run():
-        cache = cache0
-        for tok in tokens:
-            cache, logits = step(arrays, cache, tok); np.asarray(logits)  # read each character's logits, as sampling does
-    return new_chars / min(timeit.repeat(run, number=1, repeat=repeats))
 
 # %% ../nbs/09_language_training.ipynb #710ddc11
 LANGUAGE_MODELS = {c.__name__: c for c in (CausalET, CausalTransformer, MaskedET, MaskedTransformer)}

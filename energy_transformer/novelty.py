@@ -16,7 +16,7 @@ from jaxtyping import Float, Int
 
 from .checkpoint import atomic_write
 from .checks import check_int, check_real, read_npz
-from .data import NATURAL_SPLITS, load_photo
+from .crops import NATURAL_SPLITS, load_photo
 
 # %% auto #0
 __all__ = ['ALL_PHOTOS', 'GaussianNovelty', 'save_novelty', 'load_novelty', 'photo_probes']

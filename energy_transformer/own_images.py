@@ -20,7 +20,7 @@ from PIL import Image
 from . import inpaint
 from .checkpoint import load_checkpoint, read_checkpoint, resolve_checkpoint
 from .checks import MAX_ARRAY_BYTES, LimitError, check_int, check_output_dir, check_size, check_stem
-from .data import MATE_LONG_SIDE, NATURAL_SCALES, photo_crops, reduce_photo
+from .crops import MATE_LONG_SIDE, NATURAL_SCALES, photo_crops, reduce_photo
 from .evaluate import eval_set, evaluate
 from .image import ImageEnergyTransformer, ImageETConfig
 from .image_training import PRESETS, preset, train_inpainting

@@ -11,15 +11,18 @@ import os
 import sys
 from pathlib import Path
 
+import equinox as eqx
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation, PillowWriter
 
+from .evaluate import biharmonic_fill, predict_images
 from .image import ImageEnergyTransformer, decode_memories, descent_frames
 
 # %% auto #0
-__all__ = ['plot_energy_terms', 'plot_step_times', 'animate_descent', 'show_memories', 'show_markdown', 'draw_et_block']
+__all__ = ['plot_energy_terms', 'plot_step_times', 'animate_descent', 'show_memories', 'plot_log', 'show_inpainting',
+           'show_markdown', 'draw_et_block']
 
 # %% ../nbs/19_plots.ipynb #6d606262
 def plot_energy_terms(trajs: dict, # label -> Trajectory
@@ -98,6 +101,52 @@ def show_memories(model: "ImageEnergyTransformer",  # a trained image model
         z = pats[mu]; z = (z - z.min()) / max(z.max() - z.min(), 1e-8)
         a.imshow(z[0] if z.shape[0] == 1 else z.transpose(1, 2, 0), cmap="gray", vmin=0, vmax=1)
     fig.subplots_adjust(wspace=0.08, hspace=0.08)
+    return fig
+
+# %% ../nbs/19_plots.ipynb #3fae8dca
+def plot_log(log: dict,  # a training log (returned by `train_inpainting` or `fit`, or their JSON file)
+             axs=None,  # two matplotlib axes (default: a new figure)
+             title: str | None = None,
+             ):
+    "Training loss and test masked MSE against steps, with the two baselines as horizontal lines."
+    if axs is None: _, axs = plt.subplots(1, 2, figsize=(9, 3.2))
+    h, ev = log["history"], log["evals"]
+    axs[0].plot([r["step"] for r in h], [r["loss"] for r in h], lw=1)
+    axs[0].set(xlabel="step", ylabel="training loss (chosen patches)", yscale="log")
+    axs[1].plot([r["step"] for r in ev], [r["mse"] for r in ev], "o-", ms=3, label="Energy Transformer")
+    colors = {"mean_fill": "tab:gray", "biharmonic": "tab:red"}
+    for k, v in log["eval_baselines"].items():
+        axs[1].axhline(v["mse"], ls="--", color=colors.get(k), label=k.replace("_", " "))
+    axs[1].set(xlabel="step", ylabel="test masked-patch MSE", yscale="log")
+    axs[1].legend(fontsize=8)
+    if title: axs[0].figure.suptitle(title)
+    axs[0].figure.tight_layout()
+    return axs[0].figure
+
+
+def show_inpainting(model: eqx.Module,  # an image model
+                    images: np.ndarray,  # n x C x Hpx x Wpx
+                    mask: np.ndarray,  # n x N, True = hidden
+                    title: str | None = None,
+                    ):
+    "Rows: masked input, the model's fill, biharmonic fill, original; hidden patches shown in grey."
+    pt = model.patcher
+    pm = pt.pixel_mask(np.asarray(mask))
+    recon = predict_images(model, images, mask)
+    recon = np.where(pm[:, None], np.clip(recon, 0, 1), images)  # keep the visible pixels as they are
+    bih = np.stack([biharmonic_fill(im, m) for im, m in zip(images, pm, strict=False)])
+    rows = {"masked": np.where(pm[:, None], 0.5, images), "Energy Transformer": recon, "biharmonic": bih,
+            "original": images}
+    n = len(images)
+    fig, axs = plt.subplots(len(rows), n, figsize=(1.1 * n, 1.2 * len(rows)), squeeze=False)
+    for r, (name, ims) in enumerate(rows.items()):
+        for c in range(n):
+            im = np.clip(ims[c], 0, 1).transpose(1, 2, 0)
+            axs[r, c].imshow(im[..., 0] if im.shape[-1] == 1 else im, cmap="gray", vmin=0, vmax=1)
+            axs[r, c].set_xticks([]); axs[r, c].set_yticks([])
+        axs[r, 0].set_ylabel(name, fontsize=8)
+    if title: fig.suptitle(title)
+    fig.tight_layout()
     return fig
 
 # %% ../nbs/19_plots.ipynb #2122f5b4

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from PIL import Image
 
+from energy_transformer.capacity import capacity_formula, measure_capacity
 from energy_transformer.checkpoint import (
     atomic_write,
     checkpoint_path,
@@ -50,6 +51,7 @@ from energy_transformer.core import (
     energy_recall,
     record_every,
 )
+from energy_transformer.crops import load_natural, load_photo
 from energy_transformer.data import (
     FASHION_MNIST_SHA256,
     FASHION_MNIST_URL,
@@ -57,23 +59,20 @@ from energy_transformer.data import (
     download_fashion_mnist,
     idx_sha256,
     load_fashion_mnist,
-    load_natural,
-    load_photo,
     read_idx,
 )
 from energy_transformer.dense import (
     ClassicalHopfield,
     ContinuousHopfield,
     bit_error_curve,
-    capacity_formula,
-    measure_capacity,
     recall_batch,
 )
 from energy_transformer.evaluate import eval_set, paired_ratio, predict_images, psnr
+from energy_transformer.generation import fill, generate
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.image_training import et_train
 from energy_transformer.inpaint import centre_weights, inpaint_photo, read_photo, side_by_side
-from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET, fill, generate
+from energy_transformer.language import CausalET, CausalTransformer, LMConfig, MaskedET
 from energy_transformer.language_training import load_language_model
 from energy_transformer.own_images import crop_photos
 from energy_transformer.own_text import MAX_TEXT_BYTES

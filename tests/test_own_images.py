@@ -18,7 +18,7 @@ from PIL import Image
 
 from energy_transformer.checkpoint import read_checkpoint
 from energy_transformer.cli import et_train_images
-from energy_transformer.data import load_photo
+from energy_transformer.crops import load_photo
 from energy_transformer.evaluate import eval_set
 from energy_transformer.own_images import crop_photos, photo_files, split_photos
 

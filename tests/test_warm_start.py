@@ -10,7 +10,7 @@ import pytest
 from warm_examples import PT, WARM, smooth_example
 
 from energy_transformer.checkpoint import load_checkpoint, save_checkpoint
-from energy_transformer.data import load_natural
+from energy_transformer.crops import load_natural
 from energy_transformer.evaluate import harmonic_fill, harmonic_solve
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig, MAEConfig, TransformerMAE
 from energy_transformer.inpaint import inpaint_photo

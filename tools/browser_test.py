@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Load every page of the built site (`_docs/`) in headless Chromium and fail on what a reader would see.
+r"""Load every page of the built site (`_docs/`) in headless Chromium and fail on what a reader would see.
 
 The site is served on 127.0.0.1 (a free port, a threaded http.server in this process). The pages are the
 sidebar links of the home page, which must cover every page that `_quarto.yml`'s sidebar lists; they are

@@ -18,10 +18,11 @@ API_TITLE = "API reference"
 DUNDERS = ("__call__",)   # special methods that are public API
 # The top-level names, grouped by the stage of the pipeline their module belongs to (data -> model -> train ->
 # tasks); a module not listed here puts its names under "More".
-STAGE_GROUPS = (("Data and checkpoints", ("checks", "checkpoint", "data", "patches", "text")),
-                ("Models", ("core", "dense", "image", "language", "classify", "paper", "pretrained")),
-                ("Training", ("train", "image_training", "language_training")),
-                ("Tasks", ("evaluate", "inpaint", "novelty", "dynamic", "own_text", "own_images")))
+STAGE_GROUPS = (("Data and checkpoints", ("checks", "checkpoint", "data", "crops", "patches", "text", "evaluate")),
+                ("Models", ("descent", "core", "dense", "image", "language", "generation", "classify", "paper",
+                            "pretrained")),
+                ("Training", ("train", "image_training", "language_training", "classify_training")),
+                ("Tasks", ("inpaint", "novelty", "dynamic", "own_text", "own_images", "cli")))
 
 
 def public_methods(cls) -> list[str]:
