@@ -19,12 +19,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import language as lm
-from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint, resolve_checkpoint
+from .checkpoint import checkpoint_dir, load_checkpoint, read_checkpoint, resolve_checkpoint, training_totals
 from .core import ETConfig, count_params
 from .counting import counting_baselines
 from .language import CausalET, CausalTransformer, LMConfig, MaskedET, MaskedTransformer
 from .text import TEST_BOOKS, CharVocab, bits_per_char, kjv_splits, masked_windows, scored_windows, window_stream
-from .train import TrainConfig, fit, training_totals
+from .train import TrainConfig, fit
 
 # %% auto #0
 __all__ = ['LM_PRESETS', 'LM_SECOND_RUNS', 'OUT_OF_DOMAIN', 'DEPTH_BUCKETS', 'LANGUAGE_MODELS', 'lm_preset', 'lm_log_probs',

@@ -40,7 +40,7 @@ except ImportError:
 # %% auto #0
 __all__ = ['FROZEN', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate',
            'shard_batch', 'make_train_step', 'TrainingInterrupted', 'ProcessLost', 'cpu_usage', 'fit',
-           'load_train_state', 'log_stages', 'training_curve', 'training_totals']
+           'load_train_state']
 
 # %% ../nbs/13_train.ipynb #79ce5bee
 class JSONConfig:
@@ -372,35 +372,3 @@ def load_train_state(path: str | os.PathLike,  # a checkpoint written by `fit`
     header, arrays = read_checkpoint(path)
     params, _ = eqx.partition(model, trainable(model))
     return model, fill_tree(make_optimizer(tc).init(params), arrays, "opt/", path), int(header["step"])
-
-# %% ../nbs/13_train.ipynb #stage002
-def log_stages(log: dict,  # a training log (`fit`'s, or a shipped checkpoint's `.json`)
-               ) -> list[dict]:
-    "The runs that made a model, first run first: a run that continued a trained model keeps that run's log in `previous`"
-    return [*log_stages(log["previous"]), log] if "previous" in log else [log]
-
-
-def training_curve(log: dict,  # a training log
-                   ) -> list[dict]:
-    "The evaluations of all the stages, their steps and seconds (CPU and wall) counted from the start of the first"
-    out, steps, cpu, wall = [], 0, 0.0, 0.0
-    for s in log_stages(log):
-        out += [dict(e, step=e["step"] + steps, cpu_s=_add(e.get("cpu_s"), cpu), time_s=e["time_s"] + wall)
-                for e in s["evals"]]  # a summary has none
-        steps, cpu, wall = steps + s["train_config"]["steps"], _add(cpu, s.get("train_cpu_s")), wall + s["train_time_s"]
-    return out
-
-
-def _add(*xs):
-    "Sum of seconds, None when one is unknown (logs written before CPU seconds were recorded)"
-    return None if any(x is None for x in xs) else sum(xs)
-
-
-def training_totals(log: dict,  # a training log
-                    ) -> dict:
-    "Steps, examples (steps x batch size) and training seconds (CPU and wall) summed over all the stages"
-    stages = log_stages(log)
-    total = lambda f: sum(f(s) for s in stages)
-    return dict(stages=len(stages), steps=total(lambda s: s["train_config"]["steps"]),
-                examples=total(lambda s: s["train_config"]["steps"] * s["train_config"]["batch_size"]),
-                train_cpu_s=_add(*(s.get("train_cpu_s") for s in stages)), train_time_s=total(lambda s: s["train_time_s"]))
