@@ -26,7 +26,7 @@ from PIL import Image, ImageOps
 from . import generation as gen
 from . import image_training, inpaint
 from .checkpoint import checkpoint_path, load_checkpoint
-from .checks import check_int, check_output_dir, quiet_interrupts
+from .checks import check_output_dir, quiet_interrupts
 from .classify import classifier_features, load_classifier, novelty_path
 from .crops import MATE_LONG_SIDE
 from .image import ImageEnergyTransformer
@@ -333,7 +333,8 @@ def et_classify(argv: list[str] | None = None): # command-line arguments (defaul
     quiet_interrupts("et-classify")
     try:
         model = load_classifier(args.model)
-        check_int("et-classify", "--top-k", args.top_k, 1, model.config.K)
+        if not 1 <= args.top_k <= model.config.K:  # the option by its name (argparse made it an int)
+            raise ValueError(f"--top-k must be an int in [1, {model.config.K}], got {args.top_k}")
         nov_file = novelty_path(args.model)
         nov = load_novelty(nov_file) if nov_file.is_file() else None
     except (ValueError, FileNotFoundError) as e:

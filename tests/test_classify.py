@@ -138,7 +138,7 @@ def test_et_classify_top_k(tmp_path, tiny_checkpoint, capsys):
         et_classify([f, "--model", str(tiny_checkpoint), "--top-k", "11"])
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err == "et-classify: error: et-classify.--top-k must be an int in [1, 10], got 11"
+    assert err == "et-classify: error: --top-k must be an int in [1, 10], got 11"
 
 
 def test_et_classify_flags_photos_not_clothes(tmp_path, test_split, capsys):
