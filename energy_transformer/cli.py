@@ -8,12 +8,9 @@ Docs: https://energy-transformer.github.io/energy_transformer/cli.html.md"""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import sys
-import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -21,26 +18,25 @@ from typing import Annotated
 import numpy as np
 from fastcore.script import anno_parser, call_parse, store_true
 from jaxtyping import Float
-from PIL import Image, ImageOps
 
 from . import generation as gen
-from . import image_training, inpaint
+from . import image_training
 from .checkpoint import checkpoint_path, load_checkpoint
-from .checks import check_output_dir, quiet_interrupts
+from .checks import quiet_interrupts
 from .classify import classifier_features, load_classifier, novelty_path
 from .crops import MATE_LONG_SIDE
 from .image import ImageEnergyTransformer
-from .inpaint import INPAINT_MODEL, blend_classical, classical_fills, inpaint_photo, read_photo, side_by_side, unlike_training
+from .inpaint import INPAINT_MODEL, read_photo
+from .inpaint_files import check_sizes, inpaint_file, mask_files, output_files
 from .language_training import load_language_model
 from .novelty import load_novelty
-from .own_images import IMAGE_INIT, IMAGE_SUFFIXES, photo_files, skipped_files, train_on_images
+from .own_images import IMAGE_INIT, photo_files, skipped_files, train_on_images
 from .own_text import train_on_text
-from .patches import Patcher
 from .train import TrainingInterrupted
 
 # %% auto #0
-__all__ = ['TEXT_HELP', 'PROGRESS_PIXELS', 'et_train', 'run_training', 'et_train_text', 'et_train_images', 'et_inpaint',
-           'read_image', 'et_classify', 'et_generate']
+__all__ = ['TEXT_HELP', 'et_train', 'run_training', 'et_train_text', 'et_train_images', 'et_inpaint', 'read_image', 'et_classify',
+           'et_generate']
 
 # %% ../nbs/30_cli.ipynb #etcli0006
 TEXT_HELP = (" With --text FILE [FILE ...] in place of a preset: a character model trained on your own text files "
@@ -141,132 +137,6 @@ def et_train_images(argv: list[str] | None = None): # command-line arguments (de
           f"{f['biharmonic']['mse']:.5f}{start})")
 
 # %% ../nbs/30_cli.ipynb #inppc004
-PROGRESS_PIXELS = 1_000_000  # et-inpaint shows a progress bar on photos larger than this (about 20 CPU s and more)
-_LUMA = np.array([0.299, 0.587, 0.114], np.float32)  # grey from RGB, as PIL's "L" and `read_photo(..., 1)`
-
-
-def _mask_files(photos: list[Path], mask: str | None) -> list[Path | None]:
-    "Each photo's mask: `mask` itself (a file) or the image of the photo's stem in the folder `mask`"
-    if mask is None: return [None] * len(photos)
-    m = Path(mask)
-    if not m.exists(): raise FileNotFoundError(f"--mask: no such file or folder: {m}")
-    if not m.is_dir(): masks = [m] * len(photos)
-    else:
-        by_stem = {}
-        for f in sorted(m.iterdir()):
-            if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES: by_stem.setdefault(f.stem, []).append(f)
-        masks = []
-        for ph in photos:
-            found = by_stem.get(ph.stem, [])
-            if not found: raise ValueError(f"--mask: no mask for {ph} in {m} (an image named {ph.stem}.png or .jpg, ...)")
-            if len(found) > 1: raise ValueError(f"--mask: {m} holds {len(found)} masks for {ph} "
-                                                f"({', '.join(f.name for f in found)}); keep one")
-            masks.append(found[0])
-    for ph, mk in zip(photos, masks, strict=True):
-        if mk.absolute() == ph.absolute(): raise ValueError(f"--mask {mk} is the photo itself; give the mask image")
-    return masks
-
-
-def _out_files(photos: list[Path], out: str | None) -> list[Path]:
-    "Where each photo's output goes: `out` (a file for one photo, a folder for several) or `<stem>_inpainted.png` beside it"
-    name = lambda ph: f"{ph.stem}_inpainted.png"
-    if out is None:
-        outs = [ph.with_name(name(ph)) for ph in photos]
-        for d in dict.fromkeys(o.parent for o in outs): check_output_dir(d, "the output beside the photo (or give --out)")
-    elif len(photos) > 1 or Path(out).is_dir() or out.endswith(("/", os.sep)):
-        if not Path(out).is_dir() and Path(out).suffix.lower() in IMAGE_SUFFIXES:
-            raise ValueError(f"--out {out} names an image file, but {len(photos)} photos need a folder for their outputs")
-        d = check_output_dir(out, "--out")
-        outs = [d / name(ph) for ph in photos]
-    else:
-        outs = [Path(out)]; check_output_dir(outs[0].parent, "--out")
-    inputs = {ph.resolve(): ph for ph in photos}
-    seen = {}
-    for ph, o in zip(photos, outs, strict=True):
-        if o.resolve() in inputs:
-            raise ValueError(f"--out {o} is the input photo {inputs[o.resolve()]}, which it would overwrite; give another file")
-        if o.resolve() in seen: raise ValueError(f"{seen[o.resolve()]} and {ph} would both be written to {o}; rename one")
-        seen[o.resolve()] = ph
-    return outs
-
-
-def _check_sizes(photos: list[Path], masks: list[Path | None], window: tuple[int, int]) -> None:
-    "A one-line error for the first photo smaller than the model's window or whose mask has another size (from their headers)"
-    h, w = window
-    for ph, mk in zip(photos, masks, strict=True):
-        H, W = inpaint._image_size(ph)
-        if H < h or W < w:
-            raise ValueError(f"{ph}: image {H} x {W} (height x width) is smaller than the model's {h} x {w} window")
-        if mk is not None and (size := inpaint._image_size(mk)) != (H, W):
-            raise ValueError(f"--mask {mk} is {size[0]} x {size[1]} pixels but the photo is {H} x {W} (height x width: {ph})")
-
-
-def _fill(model, image: np.ndarray, mask_ratio: float, seed: int, region: np.ndarray | None, classical: float,
-          progress: bool | str) -> dict:
-    """`inpaint_photo` (blended by `blend_classical` when `classical`) as the command runs it: a region that reaches into the
-    last rows or columns past the whole patches is filled on the photo extended to whole patches (its border pixels
-    repeated), so that every pixel under it is filled; the result then covers the photo's own pixels"""
-    p, (H, W) = model.patcher.p, image.shape[1:]
-    pad = region is not None and (region[H // p * p:].any() or region[:, W // p * p:].any())
-    if pad:
-        ext = ((0, -H % p), (0, -W % p))
-        image, region = np.pad(image, ((0, 0), *ext), mode="edge"), np.pad(region, ext)
-    r = inpaint_photo(model, image, mask_ratio, seed, region=region, progress=progress)
-    r = blend_classical(r, classical) if classical else r
-    return dict(r, **{k: r[k][:, :H, :W] for k in ("original", "masked", "inpainted")}) if pad else r
-
-
-def _write_filled(src: Path, filled: np.ndarray, replace: np.ndarray, out: Path) -> None:
-    """Write the image file `src` as a PNG of its size and mode (16-bit grey stays 16-bit, an alpha channel is kept, palette
-    and CMYK images become RGB) with the pixels where `replace` (H' x W' booleans from the top left corner) taken from
-    `filled` (C x H' x W' in [0, 1]); every other pixel is written as it was, exactly"""
-    with warnings.catch_warnings(action="ignore", category=Image.DecompressionBombWarning), Image.open(src) as im:
-        im = ImageOps.exif_transpose(im)
-        if im.mode in inpaint._SIXTEEN_BIT or im.mode in ("I", "F"):
-            a, top = (np.asarray(im, np.float64) * (65535 if im.mode == "F" else 1)).round().astype(np.uint16), 65535
-        else:
-            mode = (im.mode if im.mode in ("L", "LA", "RGB", "RGBA") else "L" if im.mode == "1" else
-                    "RGBA" if "A" in im.mode or "transparency" in im.info else "RGB")
-            a, top = np.array(im.convert(mode)), 255
-    n = 1 if a.ndim == 2 or a.shape[2] == 2 else 3  # colour channels, without alpha
-    f = filled if len(filled) == n else np.tensordot(_LUMA, filled, 1)[None] if n == 1 else np.repeat(filled, 3, 0)
-    f = (np.clip(f, 0, 1) * top).round().astype(a.dtype).transpose(1, 2, 0)
-    h, w = replace.shape
-    if a.ndim == 2: a[:h, :w][replace] = f[..., 0][replace]
-    else: a[:h, :w, :n][replace] = f[replace]
-    Image.fromarray(a).save(out, format="PNG")
-
-
-def _inpaint_one(model, photo: Path, mask: Path | None, out: Path, *, mask_ratio: float, seed: int, classical: float,
-                 strip: bool, progress: bool, name: str) -> None:
-    "The command on one photo: fill it, write the output and print what it did (with scores where the original is known)"
-    image = read_photo(photo, model.config.image_shape[0])
-    region = None if mask is None else read_photo(mask, 1)[0] > 0.5
-    bar = photo.name if progress or image.shape[1] * image.shape[2] > PROGRESS_PIXELS else False
-    t = time.process_time(); r = _fill(model, image, mask_ratio, seed, region, classical, bar); own_s = time.process_time() - t
-    if strip: Image.fromarray(side_by_side(r["masked"], r["inpainted"], r["original"])).save(out, format="PNG")
-    else:
-        replace = region[:r["inpainted"].shape[1], :r["inpainted"].shape[2]] if region is not None else \
-            Patcher(r["original"].shape, r["patch_size"]).pixel_mask(r["mask"])
-        _write_filled(photo, r["inpainted"], replace, out)
-    start = "the MASK token" if model.config.start == "mask" else f"the {model.config.start} fill"
-    own = f"the Energy Transformer {name}, started from {start}"
-    blend = f"the biharmonic fill blended {1 - classical:.2g}/{classical:.2g}"
-    work = f"{own_s:.1f} CPU s with its start and {r['windows']} windows"
-    if region is not None:  # the pixels under a user's mask are the ones to remove: nothing to score the fill against
-        if warning := unlike_training(r, None): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
-        print(f"wrote {out}: filled the {int(region.sum())} pixels under {mask} ({r['mask'].sum()} of {r['mask'].size} "
-              f"patches hidden; {own}: " + (f"its fill and {blend}" if classical else "its own fill") + f"; {work})", flush=True)
-        return
-    secs = {}  # each classical fill's CPU seconds
-    fills = classical_fills(r, seconds=secs)
-    if warning := unlike_training(r, fills): print(f"et-inpaint: warning: {warning}", file=sys.stderr)
-    how = f"{own}: " + (f"its fill {r['model_mse']:.5f} and {blend}" if classical else "its own fill")
-    print(f"wrote {out}: {r['mask'].sum()} of {r['mask'].size} patches hidden, masked MSE {r['mse']:.5f} "
-          f"(PSNR {-10 * math.log10(r['mse']) if r['mse'] > 0 else math.inf:.1f} dB; {how}; {work}) · classical fills (CPU s): "
-          + " · ".join(f"{k} {v:.5f}" + (f" ({secs[k]:.1f} s)" if k in secs else "") for k, v in fills.items()), flush=True)
-
-
 @call_parse
 def et_inpaint(photos: Annotated[str, {"nargs": "+"}],  # image files or folders of them (each photo at most 25 megapixels)
                out: str = None,  # output PNG for one photo, a folder for several (default: <stem>_inpainted.png beside each)
@@ -286,15 +156,15 @@ def et_inpaint(photos: Annotated[str, {"nargs": "+"}],  # image files or folders
         if mask is None and not 0 < mask_ratio < 1: raise ValueError(f"--mask-ratio must be in (0, 1), got {mask_ratio}")
         if not 0 <= classical <= 1: raise ValueError(f"--classical must be in [0, 1], got {classical}")
         files, others = photo_files([photos] if isinstance(photos, (str, os.PathLike)) else photos)
-        masks, outs = _mask_files(files, mask), _out_files(files, out)
+        masks, outs = mask_files(files, mask), output_files(files, out)
         model = load_checkpoint(checkpoint or checkpoint_path(INPAINT_MODEL), ImageEnergyTransformer)
-        _check_sizes(files, masks, model.config.image_shape[1:])  # every photo and mask, before anything is written
+        check_sizes(files, masks, model.config.image_shape[1:])  # every photo and mask, before anything is written
     except (ValueError, FileNotFoundError, OSError) as e:
         print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)
     if others: print(f"et-inpaint: warning: {skipped_files(others)}", file=sys.stderr)
     name = Path(checkpoint).stem if checkpoint else INPAINT_MODEL
     for ph, mk, o in zip(files, masks, outs, strict=True):
-        try: _inpaint_one(model, ph, mk, o, mask_ratio=mask_ratio, seed=seed, classical=classical, strip=strip,
+        try: inpaint_file(model, ph, mk, o, mask_ratio=mask_ratio, seed=seed, classical=classical, strip=strip,
                           progress=progress, name=name)
         except (ValueError, FileNotFoundError, OSError) as e:
             print(f"et-inpaint: error: {e}", file=sys.stderr); sys.exit(2)

@@ -26,9 +26,9 @@ from .evaluate import CLASSICAL_FILLS, FSR_BEST_PIXELS, available_fills, biharmo
 from .patches import Patcher, mask_count
 
 # %% auto #0
-__all__ = ['FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'region_patches', 'inpaint_photo',
-           'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side', 'unlike_training',
-           'photo_quality', 'region_masks', 'region_quality']
+__all__ = ['IMAGE_SUFFIXES', 'FILL_LABELS', 'CLASSICAL_WEIGHT', 'INPAINT_MODEL', 'centre_weights', 'region_patches',
+           'inpaint_photo', 'patch_errors', 'read_photo', 'classical_fills', 'blend_classical', 'side_by_side',
+           'unlike_training', 'photo_quality', 'region_masks', 'region_quality']
 
 # %% ../nbs/14_inpaint.ipynb #inp011
 def _starts(L: int, w: int, stride: int) -> list[int]:
@@ -187,6 +187,8 @@ def _image_size(path: Path) -> tuple[int, int]:
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
         raise _not_readable(path, e) from None
 
+
+IMAGE_SUFFIXES = frozenset(ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN)  # what PIL reads
 
 def read_photo(path: str | os.PathLike,  # an image file PIL can read
                channels: int = 3,  # 3: RGB, 1: grey

@@ -24,14 +24,13 @@ from .crops import MATE_LONG_SIDE, NATURAL_SCALES, photo_crops, reduce_photo
 from .evaluate import eval_set, evaluate
 from .image import ImageEnergyTransformer, ImageETConfig
 from .image_training import PRESETS, preset, train_inpainting
+from .inpaint import IMAGE_SUFFIXES
 
 # %% auto #0
-__all__ = ['IMAGE_SUFFIXES', 'VALID_FRACTION', 'MAX_PHOTO_BYTES', 'IMAGE_INIT', 'FINE_TUNE_LR', 'photo_files', 'skipped_files',
-           'split_photos', 'check_photos', 'crop_photos', 'image_init', 'train_on_images']
+__all__ = ['VALID_FRACTION', 'MAX_PHOTO_BYTES', 'IMAGE_INIT', 'FINE_TUNE_LR', 'photo_files', 'skipped_files', 'split_photos',
+           'check_photos', 'crop_photos', 'image_init', 'train_on_images']
 
 # %% ../nbs/33_own_images.ipynb #ownim007
-IMAGE_SUFFIXES = frozenset(ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN)
-
 def photo_files(args: Sequence[str | os.PathLike], # image files, or folders of them
                 what: str = "to inpaint", # what the images are for, in the error for a folder without one
                ) -> tuple[list[Path], list[Path]]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from skimage import data as skdata
 
-from energy_transformer import cli
+from energy_transformer import cli, inpaint_files
 from energy_transformer.core import ETConfig
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
 from energy_transformer.inpaint import inpaint_photo
@@ -121,11 +121,11 @@ def test_progress_bar_by_default_on_a_large_photo(photos, tmp_path, monkeypatch,
     """A photo over PROGRESS_PIXELS gets the bar without --progress (the threshold lowered here below the 128 x 128
     photo's 16,384 pixels, so that the test needs no megapixel photo); a photo under it gets none"""
     src = tmp_path / "cam.png"; src.write_bytes((photos / "camera.png").read_bytes())
-    monkeypatch.setattr(cli, "PROGRESS_PIXELS", 16_384 - 1)
+    monkeypatch.setattr(inpaint_files, "PROGRESS_PIXELS", 16_384 - 1)
     cli.et_inpaint(str(src), out=str(tmp_path / "large.png"))
     out, err = capsys.readouterr()
     assert "cam.png: 100%" in err and out.startswith("wrote ") and "%|" not in out
-    monkeypatch.setattr(cli, "PROGRESS_PIXELS", 16_384)
+    monkeypatch.setattr(inpaint_files, "PROGRESS_PIXELS", 16_384)
     cli.et_inpaint(str(src), out=str(tmp_path / "small.png"))
     assert capsys.readouterr().err == ""
 

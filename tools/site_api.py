@@ -22,7 +22,7 @@ STAGE_GROUPS = (("Data and checkpoints", ("checks", "checkpoint", "data", "crops
                 ("Models", ("descent", "core", "dense", "image", "language", "generation", "classify", "paper",
                             "pretrained")),
                 ("Training", ("train", "image_training", "language_training", "classify_training")),
-                ("Tasks", ("inpaint", "novelty", "dynamic", "own_text", "own_images", "cli")))
+                ("Tasks", ("inpaint", "inpaint_files", "novelty", "dynamic", "own_text", "own_images", "cli")))
 
 
 def public_methods(cls) -> list[str]:
