@@ -75,10 +75,10 @@ def et_commands(md: str) -> list[str]:
 
 
 # Pages whose shown commands run elsewhere on inputs of their own: the how-to guides run theirs in their own cells, and the
-# library pages of `et-train --text` and `--images` show its usage, which tests/test_own_text.py and
-# tests/test_own_images.py run end to end
-RUN_ELSEWHERE = {"28_howto_own_photo.ipynb", "29_own_text.ipynb", "31_howto_own_text.ipynb", "33_own_images.ipynb",
-                 "34_howto_own_images.ipynb", "35_howto_classify.ipynb"}
+# library pages of `et-train --text` and `--images` (and the command-line page, which shows their usage and `--help`)
+# show what tests/test_own_text.py and tests/test_own_images.py run end to end
+RUN_ELSEWHERE = {"28_howto_own_photo.ipynb", "29_own_text.ipynb", "30_cli.ipynb", "31_howto_own_text.ipynb",
+                 "33_own_images.ipynb", "34_howto_own_images.ipynb", "35_howto_classify.ipynb"}
 
 
 def page_markdown() -> dict[str, str]:
