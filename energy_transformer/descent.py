@@ -8,6 +8,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/descent.html.md"""
 from __future__ import annotations
 
 import math
+from typing import Any, Protocol, runtime_checkable
 
 import equinox as eqx
 import jax
@@ -18,7 +19,24 @@ from jaxtyping import Array, Float, Int
 from .checks import MAX_STEPS, check_finite_result, check_int, check_real, check_tokens
 
 # %% auto #0
-__all__ = ['Trajectory', 'record_every', 'descend', 'descend_recorded', 'descend_until']
+__all__ = ['TokenEnergy', 'TokenNorm', 'Trajectory', 'record_every', 'descend', 'descend_recorded', 'descend_until']
+
+# %% ../nbs/01_descent.ipynb #desc0004
+@runtime_checkable
+class TokenEnergy(Protocol):
+    "What a descent needs of its energy (an `EnergyTransformer` is one): its token dimension, E(g), dE/dg and E's two terms"
+    config: Any # has the token dimension `D`
+    def energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]: ...
+    def grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]: ...
+    def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]: ...
+    def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]: ...
+
+@runtime_checkable
+class TokenNorm(Protocol):
+    "What a descent needs of its layer norm (an `EnergyLayerNorm` is one): g = LN(x) of one token, and its energy"
+    D: int # token dimension
+    def __call__(self, x: Float[Array, "D"]) -> Float[Array, "D"]: ...
+    def energy(self, x: Float[Array, "D"]) -> Float[Array, ""]: ...
 
 # %% ../nbs/01_energy_transformer.ipynb #085e45ca
 class Trajectory(eqx.Module):
@@ -76,8 +94,8 @@ def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False, fn="descend", T_nam
     direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
     return x, direction, lambda x: x - alpha * direction(x)
 
-def descend(et: EnergyTransformer, # the energy
-            lnorm: EnergyLayerNorm, # g = LN(x), token-wise
+def descend(et: TokenEnergy, # the energy (an `EnergyTransformer`)
+            lnorm: TokenNorm, # g = LN(x), token-wise (an `EnergyLayerNorm`)
             x: Float[Array, "N D"], # initial token states
             *, alpha=0.1, # step size (traced: no recompilation per value)
             T: int = 12, # number of steps (static)
@@ -94,8 +112,8 @@ def descend(et: EnergyTransformer, # the energy
     return check_finite_result(_run_steps(step, x, T, remat), "descend", x)  # known values only: free under jit
 
 # %% ../nbs/01_energy_transformer.ipynb #descpc03
-def descend_recorded(et: EnergyTransformer, # the energy
-                     lnorm: EnergyLayerNorm, # g = LN(x), token-wise
+def descend_recorded(et: TokenEnergy, # the energy (an `EnergyTransformer`)
+                     lnorm: TokenNorm, # g = LN(x), token-wise (an `EnergyLayerNorm`)
                      x: Float[Array, "N D"], # initial token states
                      *, alpha=0.1, # step size (traced)
                      T: int = 12, # number of steps (static)
@@ -117,8 +135,8 @@ def descend_recorded(et: EnergyTransformer, # the energy
     return x_end, Trajectory(steps, *recs)
 
 # %% ../nbs/01_energy_transformer.ipynb #descpc04
-def descend_until(et: EnergyTransformer, # the energy
-                  lnorm: EnergyLayerNorm, # g = LN(x), token-wise
+def descend_until(et: TokenEnergy, # the energy (an `EnergyTransformer`)
+                  lnorm: TokenNorm, # g = LN(x), token-wise (an `EnergyLayerNorm`)
                   x: Float[Array, "N D"], # initial token states
                   *, alpha=0.1, # step size (traced)
                   rtol=1e-4, # stop once a step changes the energy by less than rtol |E| (traced)
