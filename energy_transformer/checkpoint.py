@@ -9,12 +9,14 @@ Docs: https://energy-transformer.github.io/energy_transformer/checkpoint.html.md
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.resources
 import json
 import os
 import socket
 import sys
 import tempfile
+import typing
 import uuid
 from pathlib import Path
 
@@ -26,7 +28,23 @@ import numpy as np
 from .checks import check_output_file, check_stem, check_weights, read_npz
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FORMAT', 'leaf_name', 'path_name', 'named_leaves', 'atomic_write', 'write_json', 'save_checkpoint', 'read_checkpoint', 'fill_tree', 'config_class', 'load_checkpoint', 'checkpoint_dir', 'checkpoint_path', 'resolve_checkpoint', 'save_run', 'read_log', 'run_lock', 'save_shipped', 'log_stages', 'training_curve', 'training_totals']
+__all__ = ['CHECKPOINT_FORMAT', 'JSONConfig', 'leaf_name', 'path_name', 'named_leaves', 'atomic_write', 'write_json', 'save_checkpoint', 'read_checkpoint', 'fill_tree', 'config_class', 'load_checkpoint', 'checkpoint_dir', 'checkpoint_path', 'resolve_checkpoint', 'save_run', 'read_log', 'run_lock', 'save_shipped', 'log_stages', 'training_curve', 'training_totals']
+
+# %% ../nbs/11_checkpoint.ipynb #ckjson02
+class JSONConfig:
+    "`to_dict`/`from_dict` for a frozen dataclass of JSON values; a field that is a `JSONConfig` nests as a dict"
+    def to_dict(self) -> dict:
+        "Plain JSON-serialisable dict"
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        "Inverse of `to_dict`: nested configurations rebuilt, a missing key at its default, an unknown key an error"
+        if not isinstance(d, dict): raise TypeError(f"{cls.__name__}.from_dict needs a dict, got {type(d).__name__}")
+        if unknown := set(d) - set(cls.__dataclass_fields__): raise ValueError(f"unknown {cls.__name__} keys {sorted(unknown)}")
+        hints = typing.get_type_hints(cls)
+        nested = lambda k: isinstance(hints.get(k), type) and issubclass(hints[k], JSONConfig) and isinstance(d[k], dict)
+        return cls(**{k: hints[k].from_dict(v) if nested(k) else v for k, v in d.items()})
 
 # %% ../nbs/11_checkpoint.ipynb #aad2b4d7
 CHECKPOINT_FORMAT = "energy_transformer.checkpoint/2"

@@ -8,7 +8,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/classification.htm
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import equinox as eqx
@@ -18,7 +18,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 from . import core
-from .checkpoint import load_checkpoint, resolve_checkpoint
+from .checkpoint import JSONConfig, load_checkpoint, resolve_checkpoint
 from .checks import as_unit_images, check_int, check_key, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, Trajectory, TransformerBlock, descend
 from .data import load_fashion_mnist, load_mnist
@@ -65,7 +65,7 @@ def classification_splits(data: str = "fashion_mnist", # "fashion_mnist" or "mni
 
 # %% ../nbs/06_classification.ipynb #921734ea
 @dataclass(frozen=True)
-class ClassifierConfig:
+class ClassifierConfig(JSONConfig):
     "An image classifier: geometry, class names, the energy's sizes and the descent (frozen, JSON round-trips)"
     image_shape: tuple[int, int, int] = (1, 28, 28) # (C, Hpx, Wpx) of one image
     patch_size: int = 4 # p: N = (Hpx / p)(Wpx / p) patches
@@ -90,23 +90,13 @@ class ClassifierConfig:
 
     @property
     def patcher(self) -> Patcher:
-        "The `Patcher` of the image geometry (N patches of Z pixels)"
-        return Patcher(self.image_shape, self.patch_size)
+        "The `Patcher` that cuts the stem's feature maps (or, without a stem, the image) into N patches of Z values"
+        C, Hpx, Wpx = self.image_shape
+        return Patcher((self.stem or C, Hpx, Wpx), self.patch_size)
     @property
     def K(self) -> int:
         "Number of classes"
         return len(self.classes)
-
-    def to_dict(self) -> dict:
-        "Plain JSON-serialisable dict"
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ClassifierConfig:
-        "Inverse of `to_dict`; unknown keys are an error"
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown: raise ValueError(f"unknown ClassifierConfig keys {sorted(unknown)}")
-        return cls(**{**d, "et": ETConfig(**d["et"])})
 
 # %% ../nbs/06_classification.ipynb #18192fa4
 class PatchEmbedding(eqx.Module):
@@ -120,10 +110,9 @@ class PatchEmbedding(eqx.Module):
 
     def __init__(self, config: ClassifierConfig, *, key: PRNGKeyArray):
         kw, kc, kp = jax.random.split(key, 3)
-        C, Hpx, Wpx = config.image_shape
-        c, D = config.stem, config.et.D
+        C, c, D = config.image_shape[0], config.stem, config.et.D
         self.stem = eqx.nn.Conv2d(C, c, 3, padding=1, key=jax.random.fold_in(key, 1)) if c else None
-        self.patcher = Patcher((c or C, Hpx, Wpx), config.patch_size)
+        self.patcher = config.patcher
         Z, N = self.patcher.Z, self.patcher.N
         self.W, self.b = jax.random.normal(kw, (Z, D)) / math.sqrt(Z), jnp.zeros(D)
         self.cls, self.pos = 0.02 * jax.random.normal(kc, (D,)), 0.02 * jax.random.normal(kp, (N + 1, D))

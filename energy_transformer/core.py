@@ -19,6 +19,7 @@ from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 from . import checks
 from .attention import ATTENTION, AbstractAttention, attention_kernel
+from .checkpoint import JSONConfig
 from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
 from .descent import Trajectory, descend, descend_recorded, descend_until, record_every  # noqa: F401 (importable from core too)
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
@@ -55,7 +56,7 @@ _ATTENTION_KINDS = tuple(ATTENTION)  # the kernels of the attention page
 _MEMORY_KINDS = ("hopfield", "two_weight")  # the energies of the memory term
 
 @dataclass(frozen=True)
-class ETConfig:
+class ETConfig(JSONConfig):
     "Sizes and switches of one Energy Transformer block (frozen, hashable: a static field)"
     D: int = 768 # token dimension
     H: int = 12 # attention heads

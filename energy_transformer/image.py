@@ -48,13 +48,6 @@ class ImageETConfig(PatchGeometry):
         check_int("ImageETConfig", "T", self.T, 1, MAX_STEPS); check_int("ImageETConfig", "blocks", self.blocks)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ImageETConfig":
-        "Inverse of `to_dict`; unknown keys are an error."
-        d = dict(d); et = d.pop("et", {})
-        if unknown := set(d) - set(cls.__dataclass_fields__): raise ValueError(f"unknown ImageETConfig keys {sorted(unknown)}")
-        return cls(et=ETConfig(**et), **d)
-
-    @classmethod
     def tiny(cls, **kw) -> "ImageETConfig":
         "Fashion-MNIST 28x28, p=7 (16 patches), small energy, T=4: trains in seconds (tests)."
         return cls(**{**dict(image_shape=(1, 28, 28), patch_size=7, et=ETConfig.small(), T=4), **kw})
@@ -305,12 +298,6 @@ class MAEConfig(PatchGeometry):
     def __post_init__(self):
         self._check_geometry()
         for k in ("D", "H", "Y", "M", "L", "repeat"): check_int("MAEConfig", k, getattr(self, k))
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "MAEConfig":
-        "Inverse of `to_dict`; unknown keys are an error."
-        if unknown := set(d) - set(cls.__dataclass_fields__): raise ValueError(f"unknown MAEConfig keys {sorted(unknown)}")
-        return cls(**d)
 
     @classmethod
     def like(cls, cfg: ImageETConfig) -> "MAEConfig":

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from . import checks
+from .checkpoint import JSONConfig
 from .checks import float_dtype
 from .patches import Patcher, sincos_2d
 
@@ -26,7 +27,7 @@ __all__ = ['STARTS', 'PatchGeometry', 'ImageEmbedding', 'PatchDecoder']
 STARTS = ("mask", "harmonic")  # how hidden tokens start the descent: the MASK token, or a classical fill plus it
 
 
-class PatchGeometry:
+class PatchGeometry(JSONConfig):
     "Image geometry shared by the image-model configs (fields `image_shape`, `patch_size`): patcher, N, Z, JSON dict"
     def _check_geometry(self):
         checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option

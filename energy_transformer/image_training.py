@@ -23,6 +23,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh
 from jaxtyping import Array, Float, PRNGKeyArray
 
+from .checkpoint import JSONConfig
 from .checks import check_flags, check_int, check_output_dir, check_stem, quiet_interrupts
 from .core import ETConfig, count_params
 from .data import DATASETS, BatchIterator, load_images
@@ -30,7 +31,7 @@ from .distributed import exit_now, join_processes, launch_local
 from .evaluate import _masked_mse, baselines, eval_set, evaluate
 from .image import ImageEnergyTransformer, ImageETConfig
 from .patches import keep_count, make_masks, mask_count
-from .train import JSONConfig, ProcessLost, TrainConfig, TrainingInterrupted, fit, make_optimizer, make_train_step, trainable
+from .train import ProcessLost, TrainConfig, TrainingInterrupted, fit, make_optimizer, make_train_step, trainable
 
 # %% auto #0
 __all__ = ['PRESETS', 'EXACT_PATHS', 'ImageTaskConfig', 'preset', 'masked_image_loss', 'image_batches', 'train_inpainting',

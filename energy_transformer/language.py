@@ -8,7 +8,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/language.html.md""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 import equinox as eqx
 import jax
@@ -18,6 +18,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
 from .attention import AbstractAttention
+from .checkpoint import JSONConfig
 from .checks import MAX_STEPS, check_ids, check_int, check_key, check_real, float_dtype
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, matching_width, params_of
 from .heads import Readout
@@ -61,7 +62,7 @@ def prefix_grad(et: EnergyTransformer, # the energy
 
 # %% ../nbs/05_language.ipynb #fc73570c
 @dataclass(frozen=True)
-class LMConfig:
+class LMConfig(JSONConfig):
     "A character language model: alphabet, context, descent and the sizes of its energy (frozen, JSON round-trips)"
     chars: str # the alphabet (`CharVocab.chars`), stored with the model
     objective: str = "ar" # "ar": next character (causal), "mlm": masked characters (bidirectional)
@@ -81,11 +82,6 @@ class LMConfig:
 
     @property
     def vocab(self) -> CharVocab: return CharVocab(self.chars)
-
-    def to_dict(self) -> dict: return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> LMConfig: return cls(**{**d, "et": ETConfig(**d["et"])})
 
 # %% ../nbs/05_language.ipynb #66f74909
 class CharEmbedding(eqx.Module):

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import equinox as eqx
@@ -28,7 +28,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from tqdm.auto import tqdm
 
-from .checkpoint import fill_tree, leaf_name, load_checkpoint, read_checkpoint, run_lock, save_run
+from .checkpoint import JSONConfig, fill_tree, leaf_name, load_checkpoint, read_checkpoint, run_lock, save_run
 from .checks import check_int, check_output_dir, check_real, check_stem
 from .core import count_params
 
@@ -38,25 +38,10 @@ except ImportError:
     resource = None
 
 # %% auto #0
-__all__ = ['FROZEN', 'JSONConfig', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate',
-           'shard_batch', 'make_train_step', 'TrainingInterrupted', 'ProcessLost', 'cpu_usage', 'fit',
-           'load_train_state']
+__all__ = ['FROZEN', 'TrainConfig', 'trainable', 'make_schedule', 'make_optimizer', 'make_mesh', 'replicate', 'shard_batch',
+           'make_train_step', 'TrainingInterrupted', 'ProcessLost', 'cpu_usage', 'fit', 'load_train_state']
 
 # %% ../nbs/13_train.ipynb #79ce5bee
-class JSONConfig:
-    "`to_dict`/`from_dict` for a frozen dataclass of JSON values (unknown keys are an error)."
-    def to_dict(self) -> dict:
-        "Plain JSON-serialisable dict."
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict):
-        "Inverse of `to_dict`."
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown: raise ValueError(f"unknown {cls.__name__} keys {sorted(unknown)}")
-        return cls(**d)
-
-
 @dataclass(frozen=True)
 class TrainConfig(JSONConfig):
     "Optimisation settings of a training run, the same for every task (JSON round-trips)."
