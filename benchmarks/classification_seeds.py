@@ -28,8 +28,9 @@ from benchmarks.training_methods import result_path, run_label
 from energy_transformer.checkpoint import checkpoint_dir, write_json
 
 OUT = Path(__file__).resolve().parent / "results" / "classification_seeds"
-METHODS = ("exact", "matched transformer", "cnn", "mlp")
-NAMES = {"exact": "Energy Transformer", "matched transformer": "matched transformer (ViT)", "cnn": "CNN", "mlp": "MLP"}
+METHODS = ("exact", "T=1", "matched transformer", "cnn", "mlp")
+NAMES = {"exact": "Energy Transformer", "T=1": "Energy Transformer, T = 1", "matched transformer": "matched transformer (ViT)",
+         "cnn": "CNN", "mlp": "MLP"}
 
 
 def collect(seconds: float, seeds: list[int]) -> dict:

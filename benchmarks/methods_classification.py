@@ -36,6 +36,7 @@ def classification_config(method: str, width: int | None = None, stem: int | Non
     if patch is not None: cfg = replace(cfg, patch_size=patch)
     methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
                "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
+               "T=1": lambda: ("ET, T = 1, alpha 1", replace(cfg, T=1, alpha=1.0)),
                "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg)),
                "cnn": lambda: ("convolutional network (16, 32 feature maps), the same parameter count", cfg),
                "mlp": lambda: ("MLP on the pixels (one hidden layer), the same parameter count", cfg)}
