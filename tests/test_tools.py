@@ -108,6 +108,7 @@ def make_project(root: Path) -> Path:
     ])
     index.cells[-1].outputs = [new_output("display_data", data={"image/png": _png(240, 120, (30, 30, 200)),
                                                                  "text/plain": "<Figure>"})]
+    index.cells.append(new_markdown_cell("*The home page's figure: a blue box.*"))  # every figure has its caption
     plot = new_code_cell("#| code-fold: true\n#| fig-cap: A red box\nshow_a_plot()", execution_count=None)
     plot.outputs = [new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure>"})]
     topic = _nb([
