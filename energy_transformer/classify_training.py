@@ -7,7 +7,7 @@ Docs: https://energy-transformer.github.io/energy_transformer/classify_training.
 # %% ../nbs/41_classify_training.ipynb #cltr0004
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 
 import jax
@@ -18,6 +18,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 from .checks import check_int
 from .classify import AbstractClassifier, ImageClassifier, Split
 from .core import count_params
+from .data import BatchIterator
 from .train import TrainConfig, fit
 
 # %% auto #0
@@ -45,36 +46,14 @@ def accuracy(model: AbstractClassifier, # any classifier
 
 def labelled_batches(split: Split, # the training split
                      batch_size: int, # images per batch
-                     *, seed: int = 0, # seeds the order and the flips of every epoch
+                     *, seed: int = 0, # seeds the order, flips and shifts of every epoch
                      flip: bool = True, # mirror each image left-right with probability 1/2
                      shift: int = 0, # translate each image by up to this many pixels along each axis (zeros shifted in)
-                    ):
+                    ) -> Callable[[int], Iterator[tuple[np.ndarray, np.ndarray]]]:
     "batches(start_step) -> an endless iterator of (images, labels), a pure function of seed and step (resumable)"
-    n = len(split)
-    if not 1 <= batch_size <= n: raise ValueError(f"batch_size must be in [1, {n}], got {batch_size}")
     check_int("labelled_batches", "seed", seed, 0)
-    check_int("labelled_batches", "shift", shift, low=0)
-    per_epoch = n // batch_size
-    H, W = split.images.shape[-2:]
+    return BatchIterator(split.images, batch_size, labels=split.labels, seed=seed, flip=flip, shift=shift).from_step
 
-    def translate(x, d):  # image k moved by (d[k, 0] - shift, d[k, 1] - shift) pixels
-        pad = np.pad(x, ((0, 0), (0, 0), (shift, shift), (shift, shift)))
-        return np.stack([pad[k, :, a:a + H, b:b + W] for k, (a, b) in enumerate(d)])
-
-    def batches(start_step: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        epoch, i = divmod(start_step, per_epoch)
-        while True:
-            rng = np.random.default_rng([seed, epoch])
-            order, flips = rng.permutation(n), rng.random(n) < 0.5
-            moves = rng.integers(0, 2 * shift + 1, (n, 2)) if shift else None
-            for j in range(i, per_epoch):
-                idx = order[j * batch_size:(j + 1) * batch_size]
-                x = split.images[idx]
-                if flip: x = np.where(flips[idx, None, None, None], x[..., ::-1], x)
-                if shift: x = translate(x, moves[idx])
-                yield x, split.labels[idx]
-            epoch, i = epoch + 1, 0
-    return batches
 
 # %% ../nbs/41_classify_training.ipynb #6d12881e
 def fit_classifier(model: AbstractClassifier, # the initial model

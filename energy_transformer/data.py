@@ -222,14 +222,16 @@ def load_images(name: str, # one of "fashion_mnist", "mnist", "natural"
 
 # %% ../nbs/04_data.ipynb #f52999db
 class BatchIterator:
-    "Seeded, shuffling mini-batches of `images` (n, C, H, W); iterating runs one epoch."
+    "Seeded, shuffling mini-batches of `images` (n, C, H, W), with their `labels` when given; iterating runs one epoch."
     def __init__(self,
                  images: np.ndarray, # data set (n, C, H, W)
                  batch_size: int, # images per batch, in [1, n]
                  *,
-                 seed: int = 0, # seeds the permutation and flips of every epoch
+                 labels: np.ndarray | None = None, # one label per image: batches are then (images, labels)
+                 seed: int = 0, # seeds the permutation, flips and shifts of every epoch
                  shuffle: bool = True, # new random order each epoch (else the stored order)
                  flip: bool = False, # flip each image horizontally with probability 1/2
+                 shift: int = 0, # translate each image by up to this many pixels along each axis (zeros shifted in)
                  drop_last: bool = True, # drop the last, smaller batch of an epoch
                  epoch: int = 0, # epoch to start at (for resuming)
                 ):
@@ -238,7 +240,9 @@ class BatchIterator:
         n = len(images)
         if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
             raise ValueError(f"batch_size must be an int in [1, n={n}], got {batch_size!r}")
-        self.images, self.batch_size, self.seed = images, int(batch_size), check_int("BatchIterator", "seed", seed, 0)
+        if labels is not None and len(labels) != n: raise ValueError(f"{len(labels)} labels for {n} images")
+        self.images, self.labels, self.batch_size = images, labels, int(batch_size)
+        self.seed, self.shift = check_int("BatchIterator", "seed", seed, 0), check_int("BatchIterator", "shift", shift, 0)
         self.shuffle, self.flip, self.drop_last, self.epoch = shuffle, flip, drop_last, epoch
 
     def __len__(self) -> int:
@@ -246,30 +250,47 @@ class BatchIterator:
         n, b = len(self.images), self.batch_size
         return n // b if self.drop_last else -(-n // b)
 
-    def epoch_batches(self, epoch: int) -> Iterator[np.ndarray]:
-        "The batches of epoch `epoch` (a pure function of `seed` and `epoch`)."
+    def _translate(self, x: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        "Image k of `x` moved by (moves[k] - shift) pixels down and right, zeros shifted in"
+        s, (H, W) = self.shift, x.shape[-2:]
+        pad = np.pad(x, ((0, 0), (0, 0), (s, s), (s, s)))
+        return np.stack([pad[k, :, a:a + H, b:b + W] for k, (a, b) in enumerate(moves)])
+
+    def epoch_batches(self, epoch: int, start: int = 0) -> Iterator[np.ndarray | tuple[np.ndarray, np.ndarray]]:
+        "The batches of epoch `epoch` from its `start`-th on (a pure function of `seed`, `epoch` and `start`)."
         rng = np.random.default_rng([self.seed, epoch])
         n, b = len(self.images), self.batch_size
         order = rng.permutation(n) if self.shuffle else np.arange(n)
         flips = rng.random(n) < 0.5 if self.flip else None
-        for i in range(len(self)):
-            idx = order[i * b:(i + 1) * b]
+        moves = rng.integers(0, 2 * self.shift + 1, (n, 2)) if self.shift else None
+        for i in range(start, len(self)):
+            rows, idx = slice(i * b, (i + 1) * b), order[i * b:(i + 1) * b]
             x = self.images[idx]
-            if flips is not None: x = np.where(flips[i * b:(i + 1) * b, None, None, None], x[..., ::-1], x)
-            yield x
+            if flips is not None: x = np.where(flips[rows, None, None, None], x[..., ::-1], x)
+            if moves is not None: x = self._translate(x, moves[rows])
+            yield x if self.labels is None else (x, self.labels[idx])
 
-    def __iter__(self) -> Iterator[np.ndarray]:
+    def __iter__(self) -> Iterator[np.ndarray | tuple[np.ndarray, np.ndarray]]:
         "One epoch of batches (B, C, H, W); the next call runs the next epoch."
         epoch, self.epoch = self.epoch, self.epoch + 1
         return self.epoch_batches(epoch)
 
-    def stream(self) -> Iterator[np.ndarray]:
+    def stream(self) -> Iterator[np.ndarray | tuple[np.ndarray, np.ndarray]]:
         "Batches forever, epoch after epoch."
         while True: yield from iter(self)
 
+    def from_step(self, step: int) -> Iterator[np.ndarray | tuple[np.ndarray, np.ndarray]]:
+        "Batches forever from batch `step` of the run (epoch 0's first is 0): a run resumed at a step goes on exactly"
+        epoch, start = divmod(check_int("BatchIterator.from_step", "step", step, 0), len(self))
+        while True:
+            yield from self.epoch_batches(epoch, start)
+            epoch, start = epoch + 1, 0
+
     def __repr__(self):
-        return (f"BatchIterator(n={len(self.images)}, batch_size={self.batch_size}, seed={self.seed}, "
-                f"shuffle={self.shuffle}, flip={self.flip}, drop_last={self.drop_last}, epoch={self.epoch})")
+        return (f"BatchIterator(n={len(self.images)}, batch_size={self.batch_size}, labels={self.labels is not None}, "
+                f"seed={self.seed}, shuffle={self.shuffle}, flip={self.flip}, shift={self.shift}, drop_last={self.drop_last}, "
+                f"epoch={self.epoch})")
+
 
 # %% ../nbs/04_data.ipynb #140ab915
 def make_grid(images: np.ndarray, # (n, C, H, W) with C in {1, 3}

@@ -130,15 +130,7 @@ def image_batches(images: np.ndarray,  # training images (n, C, Hpx, Wpx)
     n, i_proc = jax.process_count(), jax.process_index()
     if batch_size % n: raise ValueError(f"batch size {batch_size} does not split over {n} processes")
     rows = slice(i_proc * batch_size // n, (i_proc + 1) * batch_size // n)
-
-    def batches(start: int):
-        epoch, i = divmod(start, len(it))
-        while True:
-            epoch_it = it.epoch_batches(epoch)
-            for _ in range(i): next(epoch_it)  # skip the batches already used in this epoch (cheap: slicing)
-            yield from (x[rows] for x in epoch_it)
-            epoch, i = epoch + 1, 0
-    return batches
+    return lambda start: (x[rows] for x in it.from_step(start))
 
 
 def train_inpainting(model_cfg: ImageETConfig | eqx.Module,  # a config, or an initialised image model (any class)
