@@ -498,6 +498,13 @@ def test_nbdev_test_names_notebook_and_cell(tmp_path):
     assert "00_topic.ipynb" in out and "Cell #6" in out and "add is off" in out
 
 
+def test_committed_notebook_times_order_a_fresh_checkout():
+    "The times nbtest orders a fresh checkout by (slowest first) name only notebooks that exist, each in seconds"
+    times = json.loads((ROOT / "tools" / "nbtest_times.json").read_text())
+    assert times and all((ROOT / "nbs" / name).is_file() for name in times)
+    assert all(isinstance(t, (int, float)) and t >= 0 for t in times.values())
+
+
 def test_shrink_figures_keeps_the_picture(tmp_path):
     y, x = np.mgrid[:120, :160]
     img = np.stack([(x * 1.5) % 256, (y * 2) % 256, np.full_like(x, 90)], -1).astype(np.uint8)  # a smooth plot-like image

@@ -3,8 +3,9 @@
 
 Each notebook goes through nbdev's own `test_nb` (the same cells: `tst_flags` skipped, `--flags` forced, `eval: false`
 and `skip_exec` respected, the configured `cell_timeout`), in a pool of worker processes as `nbdev-test --n-workers`
-runs them. The longest notebooks (by the times of the last run, kept in _proc/nbtest_times.json, else by the size of
-their code) start first, so the workers finish together. A failing notebook prints nbdev's traceback (notebook and
+runs them. The longest notebooks (by the times of the last run, kept in _proc/nbtest_times.json; in a fresh checkout
+by the times committed in tools/nbtest_times.json; else by the size of their code) start first, so the workers finish
+together. A failing notebook prints nbdev's traceback (notebook and
 cell) as it fails; the exit status is 1 if any failed.
 
 When XLA_FLAGS asks for quick compilation (`make test` does: its notebooks mostly compile small programs and run them
@@ -31,6 +32,7 @@ from nbdev.test import nb_test_cells, test_nb
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMES = ROOT / "_proc" / "nbtest_times.json"
+COMMITTED_TIMES = Path(__file__).with_name("nbtest_times.json")  # a full run's, for a checkout that has not run one
 # the XLA flags of quick compilation: unoptimised code, and XLA's older loop emitter for fused element-wise code, which
 # compiles small programs in about half the time of the newer fusion emitters (and runs large ones more slowly)
 QUICK_COMPILE = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
@@ -62,7 +64,7 @@ def main(argv=None):
                                                    if not (f.parent / ".notest").exists()]
     for f in files:
         if not f.is_file(): sys.exit(f"nbtest: no notebook at {f}")
-    last = json.loads(TIMES.read_text()) if TIMES.is_file() else {}
+    last = next((json.loads(t.read_text()) for t in (TIMES, COMMITTED_TIMES) if t.is_file()), {})
     files.sort(key=lambda f: -last.get(f.name, code_size(f) / 200))  # longest first (by its code when never timed)
     with working_directory(cfg.nbs_path):
         if setup := cfg.get("test_setup"): import_obj(setup)([c for f in files for c in nb_test_cells(f, skip, force)])
