@@ -244,7 +244,8 @@ class EnergyTransformer(eqx.Module):
 
     # ---- public API -------------------------------------------------------------------------------
     def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
-        "E_att = -(1/beta) sum_h sum_C log sum_{B allowed} exp(beta A[h,B,C])  (exp -> 1+s+s^2/2 for taylor)"
+        r"""$E^{\mathrm{ATT}} = -\frac{1}{\beta} \sum_h \sum_C \log \sum_{B \text{ allowed}} e^{\beta A_{hBC}}$
+        ($e^s \to 1 + s + s^2/2$ for taylor)"""
         g = self._check(g)
         return self._finite(self.kernel.energy(*self._qk(g), self.beta, self.position(g.shape[0])), g, "attn_energy")
 
@@ -259,14 +260,16 @@ class EnergyTransformer(eqx.Module):
         return uv[..., :self.config.M] + self.xb, uv[..., self.config.M:]
 
     def hn_energies(self, g: Float[Array, "N D"]) -> Float[Array, "N"]:
-        "Each token's memory energy: -1/2 sum_mu relu(Xi_mu . g_B)^2, or for two_weight -sum_mu (Xo_mu . g_B) gelu(u_mu)"
+        r"""Each token's memory energy: $-\frac{1}{2} \sum_\mu \mathrm{ReLU}(\xi_\mu \cdot g_B)^2$, or for two_weight
+        $-\sum_\mu (\zeta_\mu \cdot g_B)\, \mathrm{GELU}(u_{\mu B})$"""
         g = self._check(g)
         if self.config.memory == "hopfield": return -0.5 * jnp.sum(jax.nn.relu(g @ self.Xi.T) ** 2, -1)
         u, v = self._hidden(g)
         return -jnp.sum(v * jax.nn.gelu(u), -1)
 
     def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
-        "E_hn = -1/2 sum_{B, mu} relu(Xi_mu . g_B)^2 (hopfield), or -sum_{B, mu} (Xo_mu . g_B) gelu(Xi_mu . g_B + xb_mu)"
+        r"""$E^{\mathrm{HN}} = -\frac{1}{2} \sum_{B, \mu} \mathrm{ReLU}(\xi_\mu \cdot g_B)^2$ (hopfield), or
+        $-\sum_{B, \mu} (\zeta_\mu \cdot g_B)\, \mathrm{GELU}(\xi_\mu \cdot g_B + b_\mu)$ (two_weight)"""
         return self._finite(jnp.sum(self.hn_energies(g)), g, "hn_energy")
 
     def energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
@@ -322,20 +325,21 @@ class EnergyLayerNorm(eqx.Module):
         return xc, jnp.sqrt(jnp.mean(xc * xc, -1, keepdims=True) + self.eps)
 
     def __call__(self, x: Float[Array, "*N D"]) -> Float[Array, "*N D"]:
-        "g = gamma (x - mean x)/sqrt(var x + eps) + delta  (= dL/dx), token by token"
+        r"$g = \gamma (x - \bar x) / \sqrt{\mathrm{var}\, x + \epsilon} + \delta$ ($= \partial L / \partial x$), token by token"
         x = self._check(x)
         xc, s = self._centre(x)
         g = self.gamma * xc / s
         return g if self.delta is None else g + self.delta
 
     def lagrangian(self, x: Float[Array, "*N D"]) -> Float[Array, ""]:
-        "L(x) = D gamma sqrt(var x + eps) + delta . x, summed over the tokens"
+        r"$L(x) = D \gamma \sqrt{\mathrm{var}\, x + \epsilon} + \delta \cdot x$, summed over the tokens"
         x = self._check(x)
         L = self.D * self.gamma * jnp.sum(self._centre(x)[1])
         return L if self.delta is None else L + jnp.sum(x * self.delta)
 
     def energy(self, x: Float[Array, "*N D"]) -> Float[Array, ""]:
-        "Legendre transform g.x - L(x) summed over the tokens, in the cancellation-free form -D gamma eps / sqrt(var + eps)"
+        r"""Legendre transform $g \cdot x - L(x)$ summed over the tokens, in the cancellation-free form
+        $-D \gamma \epsilon / \sqrt{\mathrm{var}\, x + \epsilon}$"""
         x = self._check(x)
         return -self.D * self.gamma * self.eps * jnp.sum(1 / self._centre(x)[1])
 

@@ -343,7 +343,7 @@ class ContinuousHopfield(eqx.Module):
         return check_finite_result(0.5 * xi @ xi - m - jax.nn.logsumexp(s) / self.beta, "ContinuousHopfield.energy", xi)
 
     def update(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, "D"]:
-        "One update (9): `X softmax(beta X^T xi)`, attention with keys = values = the stored patterns."
+        r"One update (9): $X \operatorname{softmax}(\beta X^\top \xi)$, attention with keys = values = the stored patterns."
         return self.X @ jax.nn.softmax(_shifted_scores(self._overlaps(xi, mask), self.beta)[0])
 
     def recall(self, xi: Float[Array, "D"], # the query

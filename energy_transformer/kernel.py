@@ -56,7 +56,7 @@ class AbstractAttention(eqx.Module):
 
     @abstractmethod
     def prefix_energies(self, Q, K, beta, pos=None) -> Float[Array, "N"]:
-        "Causal: each query's own term -(1/beta) sum_h log sum_{B <= C} f(s_hCB) (the keys belong to the prefix)"
+        r"Causal: each query's own term $-\frac{1}{\beta} \sum_h \log \sum_{B \le C} f(s_{hCB})$ (the keys belong to the prefix)"
 
     @abstractmethod
     def prefix_dq(self, Q, K, beta, pos=None) -> Float[Array, "H N Y"]:
