@@ -34,9 +34,12 @@ def classification_config(method: str, width: int | None = None, stem: int | Non
     if width: cfg = replace(cfg, et=replace(cfg.et, D=width, M=4 * width))
     if stem is not None: cfg = replace(cfg, stem=stem)
     if patch is not None: cfg = replace(cfg, patch_size=patch)
+    D = cfg.et.D
     methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
                "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
                "T=1": lambda: ("ET, T = 1, alpha 1", replace(cfg, T=1, alpha=1.0)),
+               "T=1 two-weight": lambda: ("ET, T = 1, alpha 1, two-weight memory (M for the same parameter count)", replace(
+                   cfg, T=1, alpha=1.0, et=replace(cfg.et, memory="two_weight", M=round(cfg.et.M * D / (2 * D + 1))))),
                "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg)),
                "cnn": lambda: ("convolutional network (16, 32 feature maps), the same parameter count", cfg),
                "mlp": lambda: ("MLP on the pixels (one hidden layer), the same parameter count", cfg)}

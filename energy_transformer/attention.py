@@ -73,9 +73,10 @@ _PREFIX_CHUNK = 32  # tokens per chunk of the causal taylor prefix gradient
 
 
 class TaylorAttention(AbstractAttention):
-    """f(s) = 1 + s + s^2/2, the second-order Taylor polynomial of exp ("fastmax"): sum_B f(s_CB) factorises through
-    the key sums sum_B 1, sum_B K_B and sum_B K_B K_B^T, so energy, gradient and generation cost O(N Y^2). The position
-    signal is a decay: term (C, B) weighed by gamma_h^|C - B|, which factorises too (running sums that decay)"""
+    r"""$f(s) = 1 + s + s^2/2$, the second-order Taylor polynomial of $\exp$ ("fastmax"): $\sum_B f(s_{CB})$ factorises
+    through the key sums $\sum_B 1$, $\sum_B K_B$ and $\sum_B K_B K_B^\top$, so energy, gradient and generation cost
+    $O(N Y^2)$. The position signal is a decay: term $(C, B)$ weighed by $\gamma_h^{|C - B|}$, which factorises too
+    (running sums that decay)"""
     exclude_self: bool = True
     causal: bool = False
 
@@ -191,7 +192,7 @@ class TaylorAttention(AbstractAttention):
         return -jnp.where(has, lse, 0.0).sum(0) / beta
 
     def prefix_dq(self, Q, K, beta, pos=None):
-        "chunks of L tokens: direct sums inside a chunk, prefix sums of 1, K_B and K_B K_B^T over earlier chunks"
+        r"chunks of L tokens: direct sums inside a chunk, prefix sums of 1, $K_B$ and $K_B K_B^\top$ over earlier chunks"
         lg = self._log_decay(pos, Q.shape[0])
         if lg is not None:  # a causal energy's dE/dQ_C is its query's own term's (no other term holds Q_C)
             return TaylorAttention(self.exclude_self, causal=True).grads(Q, K, beta, pos)[0]
@@ -211,7 +212,7 @@ class TaylorAttention(AbstractAttention):
         return -(num / jnp.where(before + inside.sum(-1) > 0, S, 1.0)[..., None]).reshape(H, n * L, Y)[:, :N]
 
     def init_state(self, H, N, Y):
-        "the prefix's (decayed) count of keys, sum of K_B and sum of K_B K_B^T, per head: the same size for any prefix"
+        r"the prefix's (decayed) count of keys, $\sum_B K_B$ and $\sum_B K_B K_B^\top$, per head: the same size for any prefix"
         return jnp.zeros((H,)), jnp.zeros((H, Y)), jnp.zeros((H, Y, Y))
 
     def extend(self, state, q, k, p, beta, pos_row=None):

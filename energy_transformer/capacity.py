@@ -64,7 +64,7 @@ def ags_bit_error(alpha: float) -> float:
 def capacity_formula(n: int, # degree of F_n(z) = z^n (n = 2: classical network)
                      D, # bits per pattern (scalar or array)
                     ):
-    "Error-free capacity (7), `D^(n-1) / (2 (2n-3)!! ln D)` (McEliece et al. 1987; Krotov & Hopfield 2016)."
+    r"Error-free capacity (7), $D^{n-1} / (2\,(2n-3)!!\,\ln D)$ (McEliece et al. 1987; Krotov & Hopfield 2016)."
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise ValueError(f"degree n must be an integer >= 2, got {n!r}")
     D = np.asarray(D, dtype=np.float64)

@@ -107,12 +107,12 @@ class ETConfig(JSONConfig):
 
     @property
     def gamma_floor(self) -> float:
-        "The smallest decay gamma the taylor heads may take: 2^(-1/min_half_life), 0 without a floor"
+        r"The smallest decay $\gamma$ the taylor heads may take: $2^{-1/t}$ ($t$: `min_half_life`), 0 without a floor"
         return 2.0 ** (-1.0 / self.min_half_life) if self.min_half_life else 0.0
 
     @property
     def beta_value(self) -> float:
-        "The inverse temperature actually used: `beta`, or 1/sqrt(Y) when unset"
+        r"The inverse temperature actually used: `beta`, or $1/\sqrt{Y}$ when unset"
         return float(self.beta) if self.beta is not None else 1.0 / math.sqrt(self.Y)
 
     def get_beta(self) -> float:
@@ -149,8 +149,8 @@ def decay_init(H: int, # heads
                longest: float = 512, # half-life of the slowest
                floor: float = 0, # the smallest gamma allowed (`ETConfig.gamma_floor`)
               ) -> Float[Array, "H"]:
-    """Initial decay logits: gamma_h = floor + (1 - floor) sigmoid(logit_h) = 2^(-1/t_h), half-lives t_h geometric from
-    `shortest` to `longest`"""
+    r"""Initial decay logits: $\gamma_h = \gamma_f + (1 - \gamma_f)\, \sigma(\mathrm{logit}_h) = 2^{-1/t_h}$, half-lives $t_h$
+    geometric from `shortest` to `longest` ($\gamma_f$: the floor)"""
     gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
     if not (gamma > floor).all(): raise ValueError(f"decay_init: half-lives from {shortest} must start above the floor")
     return jnp.asarray(np.log(gamma - floor) - np.log1p(-gamma), float_dtype())
@@ -221,8 +221,9 @@ class EnergyTransformer(eqx.Module):
 
     @property
     def gamma(self) -> Float[Array, "H"] | None:
-        """The per-head decay of taylor attention with `decay=True`: gamma_h = sigmoid(decay_h), or with a floor f on the
-        half-lives gamma_h = gamma_f + (1 - gamma_f) sigmoid(decay_h), gamma_f = 2^(-1/f); kept strictly inside (0, 1)"""
+        r"""The per-head decay of taylor attention with `decay=True`: $\gamma_h = \sigma(d_h)$, or with a floor $f$ on the
+        half-lives $\gamma_h = \gamma_f + (1 - \gamma_f)\, \sigma(d_h)$, $\gamma_f = 2^{-1/f}$ ($d_h$: `decay`); kept strictly
+        inside (0, 1)"""
         if self.decay is None: return None
         f = self.config.gamma_floor
         return jnp.clip(f + (1 - f) * jax.nn.sigmoid(self.decay) if f else jax.nn.sigmoid(self.decay), 1e-6, 1 - 1e-6)
@@ -235,8 +236,8 @@ class EnergyTransformer(eqx.Module):
     def position(self, N: int, # tokens
                  start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
                  ) -> Float[Array, "..."] | None:
-        """The position signal the kernel takes: the bias b_h(C - B) (H, N, N) of softmax attention, or (H, N) for the
-        query at `start`; the decay gamma (H,) of taylor attention; None without one; with window heads, the pair (their
+        r"""The position signal the kernel takes: the bias $b_h(C - B)$ (H, N, N) of softmax attention, or (H, N) for the
+        query at `start`; the decay $\gamma$ (H,) of taylor attention; None without one; with window heads, the pair (their
         bias by offset, the taylor heads' decay or None) for any `start`"""
         if self.config.window_heads: return self.pos_bias, self.gamma
         if self.pos_bias is None: return self.gamma
@@ -282,8 +283,9 @@ class EnergyTransformer(eqx.Module):
         return self._finite(self._back(*self.kernel.grads(*self._qk(g), self.beta, self.position(g.shape[0]))), g, "attn_grad")
 
     def hn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
-        """Closed-form dE_hn/dg = -relu(g Xi^T) Xi (minus a tied-weight MLP), or for two_weight
-        -(gelu(u) Xo + (gelu'(u) v) Xi): an MLP with weights of its own in and out, plus its reading pulled back"""
+        r"""Closed-form $\partial E^{\mathrm{HN}} / \partial g = -\mathrm{ReLU}(g \xi^\top)\, \xi$ (minus a tied-weight MLP),
+        or for two_weight $-(\mathrm{GELU}(u)\, \zeta + (\mathrm{GELU}'(u) \odot v)\, \xi)$: an MLP with weights of its own
+        in and out, plus its reading pulled back"""
         g = self._check(g)
         if self.config.memory == "hopfield": return self._finite(-jax.nn.relu(g @ self.Xi.T) @ self.Xi, g, "hn_grad")
         u, v = self._hidden(g)
@@ -291,7 +293,7 @@ class EnergyTransformer(eqx.Module):
         return self._finite(-jnp.concatenate([a, da * v], -1) @ jnp.concatenate([self.Xo, self.Xi]), g, "hn_grad")
 
     def grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
-        "Closed-form dE/dg (attention + Hopfield)"
+        r"Closed-form $\partial E / \partial g$ (attention + Hopfield)"
         return self._finite(self.attn_grad(g) + self.hn_grad(g), g, "grad")
 
 # %% ../nbs/01_energy_transformer.ipynb #d8ea31c1
@@ -350,7 +352,8 @@ def energy_recall(Efn, # energy of layer-normalised tokens, `Efn(g) -> scalar` (
                   step_size: float, # alpha
                   *, lnorm: EnergyLayerNorm | None = None, # the layer norm (default: gain 1, bias 0)
                   ) -> tuple[Float[Array, "N D"], Float[Array, "nsteps"]]:
-    "Gradient descent x <- x - step_size dE/dg at g = LN(x): the final tokens and the energy before each step"
+    r"""Gradient descent $x \leftarrow x - \alpha\, \partial E / \partial g$ at $g = \mathrm{LN}(x)$ ($\alpha$: `step_size`): the
+    final tokens and the energy before each step"""
     check_int("energy_recall", "nsteps", nsteps, 0, MAX_STEPS); check_real("energy_recall", "step_size", step_size, 0)
     x_init = as_float_array(x_init, "x_init")
     if x_init.ndim != 2: raise ValueError(f"x_init must be one token set of shape (N, D), got shape {tuple(x_init.shape)}")

@@ -19,9 +19,10 @@ __all__ = ['CosineEnergy']
 
 # %% ../nbs/38_cosine_kernel.ipynb #cos0006
 class CosineEnergy(eqx.Module):
-    """One query's term of the cosine attention energy, -(1/beta) sum_h log sum_{B allowed} exp(beta cos(q_h, K_hB) +
-    b_h(C - B)): the paper's energy with each query and key scaled to unit length, every score in [-beta, beta] (plus the
-    bias) whatever the norms. `AutogradAttention(term=CosineEnergy())` is its kernel"""
+    r"""One query's term of the cosine attention energy,
+    $-\frac{1}{\beta} \sum_h \log \sum_{B \text{ allowed}} \exp(\beta \cos(q_h, K_{hB}) + b_h(C - B))$:
+    the paper's energy with each query and key scaled to unit length, every score in $[-\beta, \beta]$ (plus the bias)
+    whatever the norms. `AutogradAttention(term=CosineEnergy())` is its kernel"""
     eps: float = 1e-6  # epsilon, added to each squared norm: a zero query or key has cosine 0
 
     def __check_init__(self):

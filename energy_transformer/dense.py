@@ -201,7 +201,7 @@ class PolynomialMemory(AbstractBinaryMemory):
 
 # %% ../nbs/00_dense_storage.ipynb #00b0652f
 class ExponentialMemory(AbstractBinaryMemory):
-    "Exponential dense associative memory (Demircigil et al. 2017), energy (3) or its direct form `-sum exp(beta m)`."
+    r"Exponential dense associative memory (Demircigil et al. 2017), energy (3) or its direct form $-\sum_\mu e^{\beta m_\mu}$."
     Xi: Float[Array, "K D"] = eqx.field(converter=_as_float)   # stored patterns, +-1
     beta: Float[Array, ""] = eqx.field(converter=_as_float, default=1.0)  # inverse temperature (traced, differentiable)
     form: str = eqx.field(static=True, default="logsumexp")      # "logsumexp" (3) or "exp" (-sum exp(beta m))
@@ -338,7 +338,7 @@ class ContinuousHopfield(eqx.Module):
         return self.beta * self._overlaps(xi, mask)
 
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:
-        "Energy (8) of one state, its log-sum-exp taken of the scores shifted by their largest (finite at any beta)."
+        r"Energy (8) of one state, its log-sum-exp taken of the scores shifted by their largest (finite at any $\beta$)."
         s, m = _shifted_scores(self._overlaps(xi, mask), self.beta)
         return check_finite_result(0.5 * xi @ xi - m - jax.nn.logsumexp(s) / self.beta, "ContinuousHopfield.energy", xi)
 

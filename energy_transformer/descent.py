@@ -24,7 +24,8 @@ __all__ = ['TokenEnergy', 'TokenNorm', 'Trajectory', 'record_every', 'descend', 
 # %% ../nbs/01_descent.ipynb #desc0004
 @runtime_checkable
 class TokenEnergy(Protocol):
-    "What a descent needs of its energy (an `EnergyTransformer` is one): its token dimension, E(g), dE/dg and E's two terms"
+    r"""What a descent needs of its energy (an `EnergyTransformer` is one): its token dimension, $E(g)$, $\partial E / \partial g$
+    and $E$'s two terms"""
     config: Any # has the token dimension `D`
     def energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]: ...
     def grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]: ...
@@ -104,7 +105,8 @@ def descend(et: TokenEnergy, # the energy (an `EnergyTransformer`)
             grad=None, # g -> dE/dg (default: the closed form `et.grad`; e.g. `jax.grad(et.energy)`)
             backprop_steps: int | None = None, # differentiate the last k steps only, the earlier ones as the identity
            ) -> Float[Array, "N D"]:
-    "The tokens after T steps of energy descent x <- x - alpha dE/dg(LN(x)): the training path, nothing recorded"
+    r"""The tokens after T steps of energy descent $x \leftarrow x - \alpha\, \partial E / \partial g$ at $g = \mathrm{LN}(x)$:
+    the training path, nothing recorded"""
     x, _, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
     if backprop_steps is not None and check_int("descend", "backprop_steps", backprop_steps, low=0) < T:
         x_mid = _run_steps(step, x, T - backprop_steps, False)
@@ -122,7 +124,7 @@ def descend_recorded(et: TokenEnergy, # the energy (an `EnergyTransformer`)
                      keep_states: bool = False, # also keep the states at the recorded steps
                      grad=None, # g -> dE/dg (default: the closed form)
                     ) -> tuple[Float[Array, "N D"], Trajectory]:
-    "`descend` with a subsampled record of the energies and of the gradient norm |dE/dg|"
+    r"`descend` with a subsampled record of the energies and of the gradient norm $\lVert \partial E / \partial g \rVert$"
     x, direction, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak, fn="descend_recorded")
     check_int("descend_recorded", "every", every)
     ln, lnE = jax.vmap(lnorm), jax.vmap(lnorm.energy)

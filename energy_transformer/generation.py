@@ -27,9 +27,9 @@ __all__ = ['extend', 'DescentCache', 'extend_step', 'prefill', 'next_logits', 's
 
 # %% ../nbs/45_generation.ipynb #981f107f
 class DescentCache(eqx.Module):
-    """What a causal ET keeps of its prefix to descend one new token: at every step t, its attention kernel's state
-    (`AbstractAttention.init_state`): the keys of every earlier token (softmax), or only their running sums K_B and
-    K_B K_B^T (taylor) -- the ET's counterpart of a KV cache"""
+    r"""What a causal ET keeps of its prefix to descend one new token: at every step t, its attention kernel's state
+    (`AbstractAttention.init_state`): the keys of every earlier token (softmax), or only their running sums $K_B$ and
+    $K_B K_B^\top$ (taylor) -- the ET's counterpart of a KV cache"""
     state: PyTree # the kernel's state at each of the T steps (leading axis T)
     n: Int[Array, ""] # tokens in the cache
 

@@ -261,7 +261,8 @@ def descent_quality(model: "ImageEnergyTransformer",  # a trained image model
                     mask: np.ndarray,  # B x N, True = hidden
                     T: int,  # descent steps (may exceed the trained `config.T`)
                     ) -> dict[str, np.ndarray]:
-    "Masked-patch MSE, energy and |dE/dg| (means over the images) after each descent step 0..T; whether each block's energy fell"
+    r"""Masked-patch MSE, energy and $\lVert \partial E / \partial g \rVert$ (means over the images) after each descent step
+    0..T; whether each block's energy fell"""
     run = eqx.filter_jit(jax.vmap(lambda m, x, k: m(x, k, T=T, record=True, keep_images=True)[1], in_axes=(None, 0, 0)))
     tr, pt = run(model, jnp.asarray(images), jnp.asarray(mask, bool)), model.patcher
     tokens = pt.tokenify(np.asarray(images))

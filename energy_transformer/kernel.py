@@ -28,12 +28,13 @@ def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
 
 
 class AbstractAttention(eqx.Module):
-    """An attention energy of one token set's queries and keys Q, K (H, N, Y):
-    E_att = -(1/beta) sum_h sum_C log sum_{B allowed for C} f(s_hCB), s_hCB = beta K_hB . Q_hC + b_h(C - B).
-    `pos` is the position signal: a bias b (H, N, N) added to the scores (softmax), or a decay 0 < gamma <= 1 (H,) that
-    weighs each term by gamma_h^|C - B| (taylor); None for none. A kernel holds no arrays, only which pairs (C, B) are
-    allowed; the Energy Transformer composes one with its Hopfield energy and pulls dE/dQ and dE/dK back through its
-    projections."""
+    r"""An attention energy of one token set's queries and keys Q, K (H, N, Y):
+    $E^{\mathrm{ATT}} = -\frac{1}{\beta} \sum_h \sum_C \log \sum_{B \text{ allowed for } C} f(s_{hCB})$,
+    $s_{hCB} = \beta K_{hB} \cdot Q_{hC} + b_h(C - B)$.
+    `pos` is the position signal: a bias b (H, N, N) added to the scores (softmax), or a decay $0 < \gamma \le 1$ (H,)
+    that weighs each term by $\gamma_h^{|C - B|}$ (taylor); None for none. A kernel holds no arrays, only which pairs (C, B) are
+    allowed; the Energy Transformer composes one with its Hopfield energy and pulls $\partial E / \partial Q$ and
+    $\partial E / \partial K$ back through its projections."""
     exclude_self: eqx.AbstractVar[bool]
     causal: eqx.AbstractVar[bool]
 
@@ -52,7 +53,7 @@ class AbstractAttention(eqx.Module):
 
     @abstractmethod
     def grads(self, Q, K, beta, pos=None) -> tuple[Float[Array, "H N Y"], Float[Array, "H N Y"]]:
-        "Closed-form (dE_att/dQ, dE_att/dK)"
+        r"Closed-form $(\partial E^{\mathrm{ATT}} / \partial Q, \partial E^{\mathrm{ATT}} / \partial K)$"
 
     @abstractmethod
     def prefix_energies(self, Q, K, beta, pos=None) -> Float[Array, "N"]:
@@ -70,13 +71,14 @@ class AbstractAttention(eqx.Module):
     def extend(self, state: PyTree, q: Float[Array, "H Y"], k: Float[Array, "H Y"], p: Int[Array, ""],
                beta: Float[Array, ""], pos_row=None
                ) -> tuple[Float[Array, "H Y"], PyTree]:
-        """Causal generation: the new token at position p with query q and key k against the `state` of its prefix;
-        returns dE/dq of its own term (`prefix_dq`'s row p) and the state with its key added"""
+        r"""Causal generation: the new token at position p with query q and key k against the `state` of its prefix;
+        returns $\partial E / \partial q$ of its own term (`prefix_dq`'s row p) and the state with its key added"""
 
 # %% ../nbs/40_kernel.ipynb #kern0008
 class AutogradAttention(AbstractAttention):
-    """The kernel of `term`, an equinox module that gives one query's term of the energy and nothing else,
-    term(q, K, beta, allowed, bias) = -(1/beta) sum_h log sum_{B allowed} f(q_h, K_hB): the energy is the sum of the
+    r"""The kernel of `term`, an equinox module that gives one query's term of the energy and nothing else,
+    `term(q, K, beta, allowed, bias)` $= -\frac{1}{\beta} \sum_h \log \sum_{B \text{ allowed}} f(q_h, K_{hB})$:
+    the energy is the sum of the
     terms, every gradient is autograd's, a causal model's terms are the terms with the keys B <= C, and generation keeps
     the keys seen so far (O(N Y) per token). Its position signal is a bias b_h(C - B) added to the scores, shape (H, N, N)
     (one query's row: (H, N)), or None"""
@@ -112,7 +114,7 @@ class AutogradAttention(AbstractAttention):
         return self.energy(Q, K, beta, pos)
 
     def grads(self, Q, K, beta, pos=None):
-        "Autograd's (dE/dQ, dE/dK)"
+        r"Autograd's $(\partial E / \partial Q, \partial E / \partial K)$"
         return jax.grad(self.energy, (0, 1))(Q, K, beta, pos)
 
     def prefix_energies(self, Q, K, beta, pos=None):

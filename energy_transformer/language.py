@@ -41,10 +41,11 @@ def _causal(et: EnergyTransformer) -> AbstractAttention:
 def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `exclude_self` are used; `causal` is implied)
                     g: Float[Array, "N D"], # layer-normalised tokens
                    ) -> Float[Array, "N"]:
-    """Each token's own energy given its prefix, E_C = -(1/beta) sum_h log sum_{B<=C} f(beta K_B.Q_C + b_h(C-B)) plus its
-    memory energy (-1/2 sum_mu relu(Xi_mu.g_C)^2 for hopfield) with f = exp (softmax) or 1+s+s^2/2 (taylor: no bias; with a decay
-    each term weighed by gamma_h^(C-B)), the keys held fixed (they belong to
-    the prefix)"""
+    r"""Each token's own energy given its prefix,
+    $E_C = -\frac{1}{\beta} \sum_h \log \sum_{B \le C} f(\beta K_B \cdot Q_C + b_h(C-B))$, plus its memory energy
+    ($-\frac{1}{2} \sum_\mu \mathrm{ReLU}(\xi_\mu \cdot g_C)^2$ for hopfield), with $f = \exp$ (softmax) or
+    $f(s) = 1 + s + s^2/2$ (taylor: no bias; with a decay each term weighed by $\gamma_h^{C-B}$), the keys held fixed
+    (they belong to the prefix)"""
     Q, K = _queries_keys(et, g)
     e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta, et.position(g.shape[0]))
     return e_att + et.hn_energies(g)
