@@ -21,7 +21,7 @@ __all__ = ['CosineEnergy']
 class CosineEnergy(eqx.Module):
     r"""One query's term of the cosine attention energy,
     $-\frac{1}{\beta} \sum_h \log \sum_{B \text{ allowed}} \exp(\beta \cos(q_h, K_{hB}) + b_h(C - B))$:
-    the paper's energy with each query and key scaled to unit length, every score in $[-\beta, \beta]$ (plus the bias)
+    the paper's energy with each query and key scaled to unit length, every score between $-\beta$ and $\beta$ (plus the bias)
     whatever the norms. `AutogradAttention(term=CosineEnergy())` is its kernel"""
     eps: float = 1e-6  # epsilon, added to each squared norm: a zero query or key has cosine 0
 
