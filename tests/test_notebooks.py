@@ -6,10 +6,12 @@ as well.
 Jupyter runs every cell, flags or not, so the flag alone does not keep a reader's run short; the guard does. The check
 reads the cells as nbdev's own test runner selects them (`nb_test_cells`), so it covers whatever `tst_flags` lists."""
 import ast
+import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 from nbdev.config import get_config
 from nbdev.test import nb_test_cells
 
@@ -98,3 +100,36 @@ def test_the_checks_catch_what_they_should():
 def test_make_test_slow_turns_the_slow_cells_on():
     recipe = re.search(r"^test-slow:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M)
     assert recipe and "ET_SLOW=1" in recipe.group(1) and "--flags slow" in recipe.group(1)
+
+
+SHOWN_CHECK = re.compile(r"\btest_\w+\(|^\s*assert\b|\bos\.environ\b", re.M)  # a test, or a cell gated by the environment
+OUT_OF_SIGHT = re.compile(r"^#\|\s*(hide|echo:\s*false|code-fold:\s*true|include:\s*false)\s*$", re.M)
+
+
+def shown_checks(cells: list[dict]) -> list[str]:
+    "The ids of the code cells a page shows unfolded that hold a test or read the environment"
+    return [c.get("id", "?") for c in cells if c["cell_type"] == "code" and SHOWN_CHECK.search("".join(c["source"]))
+            and not OUT_OF_SIGHT.search("".join(c["source"]))]
+
+
+def tutorial_pages() -> list[Path]:
+    "The notebooks of the site's Tutorials section, in its order"
+    sidebar = yaml.safe_load((ROOT / "_quarto.yml").read_text())["website"]["sidebar"]["contents"]
+    section = next(s for s in sidebar if isinstance(s, dict) and s.get("section") == "Tutorials")
+    return [ROOT / "nbs" / p for p in section["contents"]]
+
+
+def test_shown_checks_finds_tests_and_environment_gates():
+    cell = lambda s: {"cell_type": "code", "id": s[:8], "source": [s]}
+    cells = [cell("x = f()\ntest_eq(x, 1)"), cell("if os.environ.get('ET_SLOW'): x = 2"), cell("assert x > 0"),
+             cell("#| code-fold: true\ntest_eq(x, 1)"), cell("#| hide\nassert x"), cell("y = latest_test(x)"),
+             {"cell_type": "markdown", "id": "md", "source": ["assert in prose"]}]
+    assert shown_checks(cells) == ["x = f()\n", "if os.en", "assert x"]
+
+
+def test_tutorials_show_no_test_cells():
+    "A tutorial page folds or hides its tests and its environment-gated cells (it shows the idea, then its figure)"
+    pages = tutorial_pages()
+    assert len(pages) >= 6 and all(p.is_file() for p in pages), pages
+    shown = {p.name: ids for p in pages if (ids := shown_checks(json.loads(p.read_text())["cells"]))}
+    assert not shown, f"tutorial cells that show tests: {shown}"
