@@ -84,12 +84,12 @@ _flip_energies_jit = eqx.filter_jit(lambda memory, sigma: memory._flip_energies(
 
 
 class AbstractBinaryMemory(eqx.Module):
-    "A binary associative memory whose energy depends on the state only through the overlaps `m = Xi sigma`."
+    r"A binary associative memory whose energy depends on the state only through the overlaps $m = \Xi \sigma$."
     Xi: eqx.AbstractVar[Float[Array, "K D"]]
 
     @abc.abstractmethod
     def overlap_energy(self, m: Float[Array, "K"]) -> Float[Array, ""]:
-        "The energy written as a function of the overlaps `m = Xi sigma`."
+        r"The energy written as a function of the overlaps $m = \Xi \sigma$."
 
     @abc.abstractmethod
     def flip_delta(self, m: Float[Array, "K"], dm: Float[Array, "K"]) -> Float[Array, ""]:
@@ -164,7 +164,7 @@ class AbstractBinaryMemory(eqx.Module):
 
 # %% ../nbs/00_dense_storage.ipynb #a626063d
 class ClassicalHopfield(AbstractBinaryMemory):
-    "Classical Hopfield network (Hopfield 1982), energy (1): `E = -1/2 sum_mu (xi_mu . sigma)^2`."
+    r"Classical Hopfield network (Hopfield 1982), energy (1): $E = -\frac{1}{2} \sum_\mu (\xi_\mu \cdot \sigma)^2$."
     Xi: Float[Array, "K D"] = eqx.field(converter=_as_float)  # stored patterns, +-1
 
     def __check_init__(self): _check_patterns(self.Xi)
@@ -175,12 +175,12 @@ class ClassicalHopfield(AbstractBinaryMemory):
 
     @property
     def weights(self) -> Float[Array, "D D"]:
-        "Hebbian weights `W = Xi^T Xi` (whose constant diagonal plays no role in the dynamics)."
+        r"Hebbian weights $W = \Xi^\top \Xi$ (whose constant diagonal plays no role in the dynamics)."
         return self.Xi.T @ self.Xi
 
 # %% ../nbs/00_dense_storage.ipynb #9c2265d1
 class PolynomialMemory(AbstractBinaryMemory):
-    "Dense associative memory (Krotov & Hopfield 2016), energy (2) with `F_n(z) = z^n` or `max(z, 0)^n`."
+    r"Dense associative memory (Krotov & Hopfield 2016), energy (2) with $F_n(z) = z^n$ or $\max(z, 0)^n$."
     Xi: Float[Array, "K D"] = eqx.field(converter=_as_float)  # stored patterns, +-1
     n: int = eqx.field(static=True, default=3)                 # degree, >= 2
     rectified: bool = eqx.field(static=True, default=False)    # use max(z, 0)^n
@@ -334,7 +334,7 @@ class ContinuousHopfield(eqx.Module):
     def scores(self, xi: Float[Array, "D"], # the state
                mask: Bool[Array, "K"] | None = None, # patterns allowed in the log-sum (None: all)
               ) -> Float[Array, "K"]:
-        "Scaled similarities `beta X^T xi`, `-inf` where `mask` is False."
+        r"Scaled similarities $\beta X^\top \xi$, `-inf` where `mask` is False."
         return self.beta * self._overlaps(xi, mask)
 
     def energy(self, xi: Float[Array, "D"], mask: Bool[Array, "K"] | None = None) -> Float[Array, ""]:

@@ -91,7 +91,7 @@ def show_memories(model: "ImageEnergyTransformer",  # a trained image model
                   n: int = 128,  # memories shown (largest norm first)
                   ncols: int = 16,
                   ):
-    "Grid of decoded memories `Xi`, each contrast-stretched to its own range, largest `|Xi_mu|` first."
+    r"Grid of decoded memories $\Xi$, each contrast-stretched to its own range, largest $\lVert \xi_\mu \rVert$ first."
     pats = decode_memories(model)
     order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi).reshape(len(pats), -1), axis=1))[:n]
     nrows = -(-len(order) // ncols)
