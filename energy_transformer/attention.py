@@ -25,7 +25,7 @@ __all__ = ['ATTENTION', 'SoftmaxAttention', 'TaylorAttention', 'WindowAttention'
 
 # %% ../nbs/24_attention.ipynb #attn0008
 class SoftmaxAttention(AbstractAttention):
-    "f = exp: the paper's attention energy, a log-sum-exp over the allowed keys (O(N^2 Y))"
+    r"$f = \exp$: the paper's attention energy, a log-sum-exp over the allowed keys ($O(N^2 Y)$)"
     exclude_self: bool = True
     causal: bool = False
 
@@ -254,8 +254,8 @@ def _unchunks3(g, L, n, N):
 
 
 class WindowAttention(AbstractAttention):
-    """f = exp over the keys within `window` positions of the query: the paper's log-sum-exp made local, O(N window Y).
-    Its position signal is a bias b_h(d) for the offsets d = C - B in -window..window, shape (H, 2 window + 1)"""
+    r"""$f = \exp$ over the keys within `window` positions $w$ of the query: the paper's log-sum-exp made local, $O(N w Y)$.
+    Its position signal is a bias $b_h(d)$ for the offsets $d = C - B$ in $-w, \dots, w$, shape (H, 2w + 1)"""
     exclude_self: bool = True
     causal: bool = False
     window: int = 64  # R: keys at most this many positions away

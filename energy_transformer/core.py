@@ -160,7 +160,8 @@ def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1
              start: int | Int[Array, ""] = 0, # position of the first query (keys always start at 0)
              n: int | None = None, # queries (default N)
             ) -> Float[Array, "H n N"]:
-    "The bias b_h(C - B) of queries C = start.. start+n-1 and keys B = 0..N-1, offsets beyond +-R sharing the last value"
+    r"""The bias $b_h(C - B)$ of queries $C$ = `start`, ..., `start + n - 1` and keys $B = 0, \dots, N-1$, offsets beyond
+    $\pm R$ sharing the last value"""
     R = pos_bias.shape[1] // 2
     C = start + jnp.arange(N if n is None else n)
     return pos_bias[:, jnp.clip(C[:, None] - jnp.arange(N)[None], -R, R) + R]
@@ -230,7 +231,7 @@ class EnergyTransformer(eqx.Module):
 
     @property
     def half_lives(self) -> Float[Array, "H"] | None:
-        "t_h = -1 / log2 gamma_h: the distance in tokens at which a taylor head's decay halves a term (None without decay)"
+        r"$t_h = -1 / \log_2 \gamma_h$: the distance in tokens at which a taylor head's decay halves a term (None without decay)"
         return None if self.decay is None else -1.0 / jnp.log2(self.gamma)
 
     def position(self, N: int, # tokens
@@ -251,7 +252,7 @@ class EnergyTransformer(eqx.Module):
         return self._finite(self.kernel.energy(*self._qk(g), self.beta, self.position(g.shape[0])), g, "attn_energy")
 
     def attn_energy_direct(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
-        "The attention energy from the full (H, N, N) score matrix, O(N^2 Y): the reference for the taylor factorisation"
+        r"The attention energy from the full (H, N, N) score matrix, $O(N^2 Y)$: the reference for the taylor factorisation"
         g = self._check(g)
         return self.kernel.energy_direct(*self._qk(g), self.beta, self.position(g.shape[0]))
 
@@ -274,7 +275,7 @@ class EnergyTransformer(eqx.Module):
         return self._finite(jnp.sum(self.hn_energies(g)), g, "hn_energy")
 
     def energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
-        "Total energy E = E_att + E_hn"
+        r"Total energy $E = E^{\mathrm{ATT}} + E^{\mathrm{HN}}$"
         return self._finite(self.attn_energy(g) + self.hn_energy(g), g, "energy")
 
     def attn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:

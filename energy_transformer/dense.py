@@ -191,7 +191,7 @@ class PolynomialMemory(AbstractBinaryMemory):
             raise ValueError(f"degree n must be an integer >= 2, got {self.n!r}")
 
     def F(self, m: Float[Array, "K"]) -> Float[Array, "K"]:
-        "`F_n(m / D)`: overlaps are divided by D so that high degrees cannot overflow (energies in units of D^n)."
+        r"$F_n(m / D)$: overlaps are divided by $D$ so that high degrees cannot overflow (energies in units of $D^n$)."
         z = m / self.D
         return (jnp.maximum(z, 0.0) if self.rectified else z) ** self.n
 

@@ -46,7 +46,7 @@ class PatchGeometry(JSONConfig):
         return self.patcher.N
     @property
     def Z(self) -> int:
-        "Pixels per patch, C p^2"
+        r"Pixels per patch, $Z = C p^2$"
         return self.patcher.Z
 
     def to_dict(self) -> dict:

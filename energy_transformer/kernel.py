@@ -45,11 +45,11 @@ class AbstractAttention(eqx.Module):
     @abstractmethod
     def energy(self, Q: Float[Array, "H N Y"], K: Float[Array, "H N Y"], beta: Float[Array, ""],
                pos=None) -> Float[Array, ""]:
-        "E_att, computed the kernel's own way"
+        r"$E^{\mathrm{ATT}}$, computed the kernel's own way"
 
     @abstractmethod
     def energy_direct(self, Q, K, beta, pos=None) -> Float[Array, ""]:
-        "E_att from the full (H, N, N) score matrix: the O(N^2 Y) reference"
+        r"$E^{\mathrm{ATT}}$ from the full (H, N, N) score matrix: the $O(N^2 Y)$ reference"
 
     @abstractmethod
     def grads(self, Q, K, beta, pos=None) -> tuple[Float[Array, "H N Y"], Float[Array, "H N Y"]]:
@@ -61,7 +61,7 @@ class AbstractAttention(eqx.Module):
 
     @abstractmethod
     def prefix_dq(self, Q, K, beta, pos=None) -> Float[Array, "H N Y"]:
-        "Causal: row C is the derivative of query C's own term with respect to Q_C, keys held fixed"
+        r"Causal: row $C$ is the derivative of query $C$'s own term with respect to $Q_C$, keys held fixed"
 
     @abstractmethod
     def init_state(self, H: int, N: int, Y: int) -> PyTree:
@@ -79,8 +79,8 @@ class AutogradAttention(AbstractAttention):
     r"""The kernel of `term`, an equinox module that gives one query's term of the energy and nothing else,
     `term(q, K, beta, allowed, bias)` $= -\frac{1}{\beta} \sum_h \log \sum_{B \text{ allowed}} f(q_h, K_{hB})$:
     the energy is the sum of the
-    terms, every gradient is autograd's, a causal model's terms are the terms with the keys B <= C, and generation keeps
-    the keys seen so far (O(N Y) per token). Its position signal is a bias b_h(C - B) added to the scores, shape (H, N, N)
+    terms, every gradient is autograd's, a causal model's terms are the terms with the keys $B \le C$, and generation keeps
+    the keys seen so far ($O(N Y)$ per token). Its position signal is a bias $b_h(C - B)$ added to the scores, shape (H, N, N)
     (one query's row: (H, N)), or None"""
     exclude_self: bool = True
     causal: bool = False
@@ -122,7 +122,7 @@ class AutogradAttention(AbstractAttention):
         return self._terms(Q, K, beta, pos, prefix=True)
 
     def prefix_dq(self, Q, K, beta, pos=None):
-        "Autograd's gradient of the terms' sum with respect to Q: row C is term C's (no other term holds Q_C)"
+        r"Autograd's gradient of the terms' sum with respect to $Q$: row $C$ is term $C$'s (no other term holds $Q_C$)"
         return jax.grad(lambda Q: self.prefix_energies(Q, K, beta, pos).sum())(Q)
 
     def init_state(self, H, N, Y):

@@ -54,9 +54,9 @@ def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `ex
 def prefix_grad(et: EnergyTransformer, # the energy
                 g: Float[Array, "N D"], # layer-normalised tokens
                ) -> Float[Array, "N D"]:
-    """Row C is dE_C/dg_C, each token's gradient of its own energy given its prefix: an attention from the query of C to
-    the keys B <= C (values K_B pulled back through Wq) minus the Hopfield MLP. O(N^2 Y) for softmax, O(N (L + Y) Y) for taylor
-    in chunks of L tokens"""
+    r"""Row $C$ is $\partial E_C / \partial g_C$, each token's gradient of its own energy given its prefix: an attention from
+    the query of $C$ to the keys $B \le C$ (values $K_B$ pulled back through $W^Q$) minus the Hopfield MLP. $O(N^2 Y)$ for
+    softmax, $O(N (L + Y) Y)$ for taylor in chunks of $L$ tokens"""
     Q, K = _queries_keys(et, g)
     dQ = _causal(et).prefix_dq(Q, K, et.beta, et.position(g.shape[0]))
     return jnp.einsum("hcy,hdy->cd", dQ, et.Wq) + et.hn_grad(g)
@@ -149,7 +149,7 @@ class CausalET(AbstractCharLM):
         if self.config.objective != "ar": raise ValueError("CausalET needs an LMConfig with objective='ar'")
 
     def step(self, x: Float[Array, "n D"]) -> Float[Array, "n D"]:
-        "One descent step of every token on its own energy: x_C <- x_C - alpha dE_C/dg_C"
+        r"One descent step of every token on its own energy: $x_C \leftarrow x_C - \alpha\, \partial E_C / \partial g_C$"
         return x - self.alpha * prefix_grad(self.et, jax.vmap(self.lnorm)(x))
 
     def mix(self, x): return lax.fori_loop(0, self.config.T, lambda _, x: self.step(x), x)

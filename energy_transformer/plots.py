@@ -28,7 +28,8 @@ __all__ = ['plot_energy_terms', 'plot_step_times', 'animate_descent', 'show_memo
 def plot_energy_terms(trajs: dict, # label -> Trajectory
                       axes=None, # four matplotlib axes (created when None)
                      ):
-    "Plot E_att, E_hn, E_LN and the Lyapunov total per descent step, one panel each, one line per trajectory"
+    r"""Plot $E^{\mathrm{ATT}}$, $E^{\mathrm{HN}}$, $E^{\mathrm{LN}}$ and the Lyapunov total per descent step, one panel each,
+    one line per trajectory"""
     if axes is None: _, axes = plt.subplots(1, 4, figsize=(13, 2.8), constrained_layout=True)
     names = [("e_att", "$E^{ATT}$"), ("e_hn", "$E^{HN}$"), ("e_ln", "$E^{LN}$"), ("e_total", "Lyapunov energy")]
     for ax, (field, title) in zip(axes, names, strict=False):
@@ -41,7 +42,7 @@ def plot_energy_terms(trajs: dict, # label -> Trajectory
 def plot_step_times(Ns, # token counts
                     times: dict, # label -> milliseconds per step, one per N
                     ax=None):
-    "Log-log plot of time per descent step against N, with N and N^2 guides"
+    r"Log-log plot of time per descent step against $N$, with $N$ and $N^2$ guides"
     if ax is None: _, ax = plt.subplots(figsize=(4.5, 3.2), constrained_layout=True)
     Ns = np.asarray(Ns, float)
     for label, t in times.items(): ax.loglog(Ns, t, "o-", label=label)
