@@ -56,7 +56,8 @@ TASKS = {"image": (run_image, lambda: list(image_methods(preset("fashion_mnist")
          "long_language": (functools.partial(run_language, preset="kjv_taylor"),
                            lambda: ["exact", *WINDOW_HEADS, "matched transformer"]),
          "natural_image": (run_natural, lambda: list(natural_methods(preset("natural")[0]))),
-         "classification": (run_classification, lambda: ["exact", "T=2", "T=1", "matched transformer", "cnn", "mlp"])}
+         "classification": (run_classification,
+                            lambda: ["exact", "T=2", "T=1", "T=1 two-weight", "matched transformer", "cnn", "mlp"])}
 
 
 def run_label(method: str, **options) -> str:
