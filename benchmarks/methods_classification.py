@@ -21,7 +21,7 @@ from energy_transformer.classify import (
 )
 from energy_transformer.classify_training import accuracy, error_by_energy, fit_classifier
 from energy_transformer.convnet import matched_convnet
-from energy_transformer.core import ETConfig, count_params
+from energy_transformer.core import ETConfig, count_params, matching_width, params_of
 from energy_transformer.train import TrainConfig
 
 
@@ -34,17 +34,22 @@ def classification_config(method: str, width: int | None = None, stem: int | Non
     if width: cfg = replace(cfg, et=replace(cfg.et, D=width, M=4 * width))
     if stem is not None: cfg = replace(cfg, stem=stem)
     if patch is not None: cfg = replace(cfg, patch_size=patch)
-    D = cfg.et.D
     methods = {"exact": lambda: (f"ET, T = {cfg.T}, exact gradient", cfg),
                "T=2": lambda: ("ET, T = 2, alpha x 2", replace(cfg, T=2, alpha=1.6)),
                "T=1": lambda: ("ET, T = 1, alpha 1", replace(cfg, T=1, alpha=1.0)),
-               "T=1 two-weight": lambda: ("ET, T = 1, alpha 1, two-weight memory (M for the same parameter count)", replace(
-                   cfg, T=1, alpha=1.0, et=replace(cfg.et, memory="two_weight", M=round(cfg.et.M * D / (2 * D + 1))))),
+               "T=1 two-weight": lambda: ("ET, T = 1, alpha 1, two-weight memory (M for the same parameter count)", two_weight(
+                   replace(cfg, T=1, alpha=1.0))),
                "matched transformer": lambda: ("1 transformer block (ViT), the same parameter count", matched_transformer(cfg)),
                "cnn": lambda: ("convolutional network (16, 32 feature maps), the same parameter count", cfg),
                "mlp": lambda: ("MLP on the pixels (one hidden layer), the same parameter count", cfg)}
     desc, c = methods[method]()
     return desc + (f", D = {width}" if width else ""), c
+
+
+def two_weight(cfg: ClassifierConfig) -> ClassifierConfig:
+    "`cfg` with the two-weight memory, its M chosen (`matching_width`) for `cfg`'s parameter count"
+    with_M = lambda M: replace(cfg, et=replace(cfg.et, memory="two_weight", M=M))
+    return with_M(matching_width(lambda M: params_of(ImageClassifier, with_M(M)), params_of(ImageClassifier, cfg)))
 
 
 def run_classification(method: str, seconds: float, width: int | None = None, run_dir: Path | None = None,
