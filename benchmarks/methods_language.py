@@ -84,6 +84,7 @@ def long_context(model, test: str) -> dict:
     """What a long-context run's model makes of its context (page 09 compares them with the shipped `kjv_window`): its bits
     per character on all of `test`, its bits by context depth there (`context_profile`) and its Taylor heads' half-lives
     (None for a transformer)"""
-    t = model.et.half_lives if model_kind(model) == "ET" else None  # a transformer has no decay
+    taylor = getattr(model.et.attention, "far", model.et.attention) if model_kind(model) == "ET" else None  # window heads beside
+    t = None if taylor is None else taylor.half_lives  # a transformer has no decay
     return dict(all_test_bpc=round(lm_evaluator(test, model.config)(model)["bpc"], 4), context=context_profile(model, test),
                 half_lives=None if t is None else [round(float(x), 1) for x in t])

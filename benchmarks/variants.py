@@ -74,7 +74,7 @@ def fused_grad(et, g):
     "dE/dg of `et` at one token set g, through `_fused_forward` (autodiff differentiates it)."
     W = jnp.concatenate([et.Wq, et.Wk], -1)
     c = et.config
-    return _fused_forward(W, et.Xi, et.beta, g, c.Y, c.exclude_self, c.causal)[0]
+    return _fused_forward(W, et.memory.Xi, et.beta, g, c.Y, c.exclude_self, c.causal)[0]
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(4, 5, 6))
@@ -118,7 +118,7 @@ def custom_vjp_grad(et, g):
     "dE/dg of `et` at one token set g, with the hand-derived backward pass."
     W = jnp.concatenate([et.Wq, et.Wk], -1)
     c = et.config
-    return _grad_cvjp(W, et.Xi, et.beta, g, c.Y, c.exclude_self, c.causal)
+    return _grad_cvjp(W, et.memory.Xi, et.beta, g, c.Y, c.exclude_self, c.causal)
 
 
 def _steps(model, x, T: int, mode: str):

@@ -87,3 +87,29 @@ def _decayed_causal(Q, K, b, lg, inclusive: bool, L: int):
             + wb[..., None] * (q1s[:, :, None] + b * jnp.einsum("hiyz,hibz->hiby", Q2s, Kc))
         return w[..., None] * flat(gQ), flat(gK)
     return flat(S), back
+
+# %% ../nbs/24_attention.ipynb #attn0401h
+def _band(N: int, R: int, exclude_self: bool, causal: bool):
+    """Static layout of a banded attention in chunks of L = min(R, N) tokens: query C = i L + c sees the keys of chunks
+    i - 1, i, i + 1 (key B = (i - 1) L + j, j = 0..3L-1); returns (L, chunks n, offsets C - B [c, j], allowed [i, c, j])"""
+    L = max(1, min(R, N)); n = -(-N // L)
+    c, j = np.arange(L)[:, None], np.arange(3 * L)[None]
+    off = c + L - j
+    B, C = (np.arange(n)[:, None, None] - 1) * L + j[None], np.arange(n)[:, None, None] * L + c[None]
+    ok = (np.abs(off) <= R)[None] & (B >= 0) & (B < N) & (C < N)
+    if causal: ok &= (off >= 0)[None]
+    if exclude_self: ok &= (off != 0)[None]
+    return L, n, off, ok
+
+def _chunks3(a, L, n):
+    "a (H, N, Y) -> (H, n, 3L, Y): the tokens of chunks i - 1, i and i + 1 beside each other for each chunk i (zeros outside)"
+    H, N, Y = a.shape
+    p = jnp.pad(a, ((0, 0), (L, (n + 1) * L - N), (0, 0))).reshape(H, n + 2, L, Y)
+    return jnp.concatenate([p[:, :-2], p[:, 1:-1], p[:, 2:]], axis=2)
+
+def _unchunks3(g, L, n, N):
+    "The adjoint of `_chunks3`: (H, n, 3L, Y) -> (H, N, Y), the three parts of each token summed"
+    H, Y = g.shape[0], g.shape[-1]
+    z = jnp.zeros((H, n + 2, L, Y), g.dtype)
+    z = z.at[:, :-2].add(g[:, :, :L]).at[:, 1:-1].add(g[:, :, L:2 * L]).at[:, 2:].add(g[:, :, 2 * L:])
+    return z.reshape(H, (n + 2) * L, Y)[:, L:L + N]

@@ -13,6 +13,7 @@ import dataclasses
 import importlib.resources
 import json
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -47,7 +48,11 @@ class JSONConfig:
         return cls(**{k: hints[k].from_dict(v) if nested(k) else v for k, v in d.items()})
 
 # %% ../nbs/11_checkpoint.ipynb #aad2b4d7
-CHECKPOINT_FORMAT = "energy_transformer.checkpoint/2"
+CHECKPOINT_FORMAT = "energy_transformer.checkpoint/3"
+# format 2 kept an Energy Transformer's memory weights and position terms on the block itself (`et.Xi`, `et.pos_bias`,
+# `et.decay`); format 3 keeps them in its memory and attention modules (`et.memory.Xi`, `et.attention.pos_bias`, ...)
+_FORMATS = ("energy_transformer.checkpoint/2", CHECKPOINT_FORMAT)
+_MOVED = re.compile(r"(^|\.)(?:memory|attention(?:\.local|\.far)?)\.(Xi|Xo|xb|pos_bias|decay)$")
 
 
 def leaf_name(key) -> str:
@@ -131,7 +136,7 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray
         why = "its header is nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise ValueError(f"{path}: not a readable checkpoint ({why})") from None
     check_weights(arrays, path)
-    if header.get("format") != CHECKPOINT_FORMAT:
+    if header.get("format") not in _FORMATS:
         raise ValueError(f"{path}: unknown checkpoint format {header.get('format')!r}, expected {CHECKPOINT_FORMAT!r}")
     for key, kind, what in (("class", str, "a string"), ("config", dict, "an object"), ("arrays", dict, "an object")):
         if key in header and not isinstance(header[key], kind):
@@ -155,17 +160,19 @@ def fill_tree(template,  # a pytree of arrays or shape structs (`eqx.filter_eval
               prefix: str,  # "model/" or "opt/"
               path="checkpoint",  # the file, for error messages
               ):
-    "`template` with its array leaves replaced by `arrays[prefix + name]`, names and shapes checked."
+    """`template` with its array leaves replaced by `arrays[prefix + name]`, names and shapes checked; a file of format 2
+    gives an Energy Transformer's memory weights and position terms under the names they had then (`et.Xi`, ...)"""
     leaves, treedef = jax.tree_util.tree_flatten_with_path(template, is_leaf=lambda x: x is None)
-    wanted = {path_name(p) for p, leaf in leaves if _is_array(leaf)}
     have = {k[len(prefix):] for k in arrays if k.startswith(prefix)}
+    source = lambda name: name if name in have or _MOVED.sub(r"\1\2", name) not in have else _MOVED.sub(r"\1\2", name)
+    wanted = {source(path_name(p)) for p, leaf in leaves if _is_array(leaf)}
     if wanted != have:
         missing, extra = sorted(wanted - have), sorted(have - wanted)
         raise ValueError(f"{path}: {prefix!r} arrays do not match the expected structure (missing {missing}, unexpected {extra})")
     new = []
     for p, leaf in leaves:
         if not _is_array(leaf): new.append(leaf); continue
-        name = path_name(p); a = arrays[prefix + name]
+        name = source(path_name(p)); a = arrays[prefix + name]
         if tuple(a.shape) != tuple(leaf.shape):
             raise ValueError(f"{path}: array '{prefix}{name}' has shape {tuple(a.shape)} but the configuration "
                              f"expects {tuple(leaf.shape)}")

@@ -15,18 +15,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jaxtyping import Array, Float, Int, PRNGKeyArray
+from jaxtyping import Array, Float, PRNGKeyArray
 
 from . import checks
-from .attention import ATTENTION, AbstractAttention, attention_kernel
+from .attention import MixedAttention, TaylorAttention, WindowAttention
 from .checkpoint import JSONConfig
 from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
+from .cosine_attention import CosineAttention  # noqa: F401 (defines the kernel "cosine")
 from .descent import Trajectory, descend, descend_recorded, descend_until, record_every  # noqa: F401 (importable from core too)
+from .kernel import AbstractAttention, alibi, decay_init, kernel_class, rel_bias  # noqa: F401 (importable from core too)
+from .memory import AbstractMemory, memory_class
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)
 
 # %% auto #0
 __all__ = ['smallETConfig', 'mediumETConfig', 'fullETConfig', 'count_params', 'params_of', 'matching_width', 'ETConfig',
-           'decay_init', 'rel_bias', 'EnergyTransformer', 'EnergyLayerNorm', 'energy_recall']
+           'EnergyTransformer', 'EnergyLayerNorm', 'energy_recall']
 
 # %% ../nbs/01_energy_transformer.ipynb #ca077db8
 def count_params(tree) -> int:
@@ -52,9 +55,6 @@ def matching_width(params_at, # M -> parameter count of a model whose hidden wid
     return M
 
 # %% ../nbs/01_energy_transformer.ipynb #a64cb305
-_ATTENTION_KINDS = tuple(ATTENTION)  # the kernels of the attention page
-_MEMORY_KINDS = ("hopfield", "two_weight")  # the energies of the memory term
-
 @dataclass(frozen=True)
 class ETConfig(JSONConfig):
     "Sizes and switches of one Energy Transformer block (frozen, hashable: a static field)"
@@ -64,13 +64,13 @@ class ETConfig(JSONConfig):
     M: int = 3072 # memories of the Hopfield module
     beta: float | None = None # inverse temperature of attention; None -> 1/sqrt(Y)
     exclude_self: bool = True # leave B == C out of the log-sum (the paper's equation)
-    attention: str = "softmax" # a kernel of `attention.ATTENTION`: "softmax" (the paper), "taylor" (linear in N), ...
+    attention: str = "softmax" # a kernel's name (`kernel_class`): "softmax" (the paper), "taylor" (linear in N), "cosine", ...
     causal: bool = False # token C attends only to B <= C
     rel_pos: int = 0 # learned bias b_h(C - B) in the attention scores for offsets up to +-rel_pos (0: none)
     decay: bool = False # taylor: weigh term (C, B) by a learned gamma_h^|C - B| per head (a position signal that factorises)
     window_heads: int = 0 # taylor: heads 0..window_heads-1 are softmax attention over the keys within rel_pos positions
     min_half_life: float = 0 # decay: every taylor head's half-life kept above this many tokens (0: no floor)
-    memory: str = "hopfield" # "hopfield": -1/2 relu(Xi g)^2 (the paper); "two_weight": -(Xo g) . gelu(Xi g + xb), M hidden units
+    memory: str = "hopfield" # a memory's name (`memory_class`): "hopfield" (the paper) or "two_weight", M hidden units
 
     def __post_init__(self):
         checks.check_flags(self)  # a bool field given "no" or 1 would silently switch its option
@@ -78,8 +78,9 @@ class ETConfig(JSONConfig):
         if self.beta is not None and not (isinstance(self.beta, (int, float, np.floating))
                                           and math.isfinite(self.beta) and self.beta > 0):
             raise ValueError(f"ETConfig.beta must be a finite number > 0 (or None for 1/sqrt(Y)), got {self.beta!r}")
-        if self.attention not in _ATTENTION_KINDS:
-            raise ValueError(f"ETConfig.attention must be one of {_ATTENTION_KINDS}, got {self.attention!r}")
+        for field, find in (("attention", kernel_class), ("memory", memory_class)):  # a kernel, a memory of these names
+            try: find(getattr(self, field))
+            except ValueError as e: raise ValueError(f"ETConfig.{e}") from None
         check_int("ETConfig", "rel_pos", self.rel_pos, 0)
         w = self.window_heads
         if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 0 <= w < self.H:
@@ -96,14 +97,21 @@ class ETConfig(JSONConfig):
         if isinstance(f, bool) or not isinstance(f, (int, float, np.integer, np.floating)) or not 0 <= f < math.inf:
             raise ValueError(f"ETConfig.min_half_life must be a finite number >= 0 (tokens), got {f!r}")
         if f and not self.decay: raise ValueError("ETConfig.min_half_life needs decay=True (it bounds the decays' half-lives)")
-        if self.memory not in _MEMORY_KINDS:
-            raise ValueError(f"ETConfig.memory must be one of {_MEMORY_KINDS}, got {self.memory!r}")
 
     def kernel(self, causal: bool | None = None, # None: the config's own `causal`
                ) -> AbstractAttention:
-        "The attention energy of these heads: `SoftmaxAttention`, `TaylorAttention`, or window heads mixed with taylor ones"
-        return attention_kernel(self.attention, self.exclude_self, self.causal if causal is None else causal,
-                                self.window_heads, self.rel_pos if self.window_heads else 0)
+        """The attention energy of these heads, its position terms at their initial values: the kernel named `attention`
+        (with `rel_pos`, its bias by offset, ALiBi's at first), taylor heads with a decay, or window heads beside them"""
+        ex, ca, R, w = self.exclude_self, self.causal if causal is None else causal, self.rel_pos, self.window_heads
+        bias = jnp.asarray(alibi(w or self.H, R), float_dtype()) if R else None
+        # beside window heads (which see the last R tokens sharply) the decayed heads start beyond the window; with a floor
+        # on the half-lives, from twice the floor
+        lo = max(R if w else 4, 2 * self.min_half_life)
+        decay = decay_init(self.H - w, lo, 16 * lo if w or self.min_half_life else 512, self.gamma_floor) if self.decay else None
+        far = TaylorAttention(ex, ca, decay=None if decay is None else jnp.asarray(decay, float_dtype()), floor=self.gamma_floor)
+        if w: return MixedAttention(ex, ca, WindowAttention(ex, ca, R, pos_bias=bias), far, w)
+        if self.decay: return far
+        return kernel_class(self.attention)(exclude_self=ex, causal=ca, **(dict(pos_bias=bias) if R else {}))
 
     @property
     def gamma_floor(self) -> float:
@@ -138,68 +146,28 @@ smallETConfig = ETConfig(D=12, H=2, Y=6, M=24)  # the presets of the first draft
 mediumETConfig = ETConfig(D=128, H=4, Y=32, M=256)
 fullETConfig = ETConfig(D=768, H=12, Y=64, M=3072, beta=1 / math.sqrt(64))
 
-# %% ../nbs/01_energy_transformer.ipynb #ac67d0f3
-def _alibi(H: int, R: int) -> Float[Array, "H R2"]:
-    "Initial position bias b_h(d) = -m_h |d| for d in -R..R, slopes m_h = 2^(-8h/H) (ALiBi's geometric slopes)"
-    m = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
-    return jnp.asarray(-m[:, None] * np.abs(np.arange(-R, R + 1))[None], float_dtype())
-
-def decay_init(H: int, # heads
-               shortest: float = 4, # half-life of the fastest-decaying head, in tokens
-               longest: float = 512, # half-life of the slowest
-               floor: float = 0, # the smallest gamma allowed (`ETConfig.gamma_floor`)
-              ) -> Float[Array, "H"]:
-    r"""Initial decay logits: $\gamma_h = \gamma_f + (1 - \gamma_f)\, \sigma(\mathrm{logit}_h) = 2^{-1/t_h}$, half-lives $t_h$
-    geometric from `shortest` to `longest` ($\gamma_f$: the floor)"""
-    gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
-    if not (gamma > floor).all(): raise ValueError(f"decay_init: half-lives from {shortest} must start above the floor")
-    return jnp.asarray(np.log(gamma - floor) - np.log1p(-gamma), float_dtype())
-
-def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
-             N: int, # tokens
-             start: int | Int[Array, ""] = 0, # position of the first query (keys always start at 0)
-             n: int | None = None, # queries (default N)
-            ) -> Float[Array, "H n N"]:
-    r"""The bias $b_h(C - B)$ of queries $C$ = `start`, ..., `start + n - 1` and keys $B = 0, \dots, N-1$, offsets beyond
-    $\pm R$ sharing the last value"""
-    R = pos_bias.shape[1] // 2
-    C = start + jnp.arange(N if n is None else n)
-    return pos_bias[:, jnp.clip(C[:, None] - jnp.arange(N)[None], -R, R) + R]
-
-
 # %% ../nbs/01_energy_transformer.ipynb #7c7c8646
 class EnergyTransformer(eqx.Module):
-    "Energy of a token set: multi-head attention energy + memory energy (Hopfield's); acts on one set g of shape (N, D)"
+    "Energy of a token set: an attention energy + a memory energy (Hopfield's); acts on one set g of shape (N, D)"
     Wq: Float[Array, "H D Y"] # query projections
     Wk: Float[Array, "H D Y"] # key projections
-    Xi: Float[Array, "M D"] # Hopfield memories (two_weight: the hidden units' weights in)
-    Xo: Float[Array, "M D"] | None # two_weight: the hidden units' weights out (None for hopfield: tied to Xi)
-    xb: Float[Array, "M"] | None # two_weight: the hidden units' biases (None for hopfield)
     beta: Float[Array, ""] # inverse temperature (an array leaf: kept out of the optimiser, fixed as in the paper)
-    pos_bias: Float[Array, "H R"] | None # b_h(d), d = C - B in -rel_pos..rel_pos (None: rel_pos = 0; only the window heads')
-    decay: Float[Array, "H"] | None # logits of gamma_h (`gamma`; None unless config.decay; only the taylor heads')
+    attention: AbstractAttention # the attention kernel, its position terms inside (`ETConfig.kernel`)
+    memory: AbstractMemory # the memory energy of each token (`ETConfig.memory`)
     config: ETConfig = eqx.field(static=True) # sizes and switches
 
     def __init__(self, config: ETConfig, # sizes and switches
                  *, key: PRNGKeyArray, # initialisation key
-                 std: float | None = None): # init std of Wq, Wk, Xi (and Xo); None -> 1/sqrt(D)
+                 std: float | None = None): # init std of Wq, Wk and the memory's weights; None -> 1/sqrt(D)
         if not isinstance(config, ETConfig): raise TypeError(f"config must be an ETConfig, got {type(config).__name__}")
         c = config
         std = 1.0 / math.sqrt(c.D) if std is None else float(check_real("EnergyTransformer", "std", std, 0, low_open=True))
         kq, kk, kx = jax.random.split(check_key(key), 3)
         self.Wq = std * jax.random.normal(kq, (c.H, c.D, c.Y), float_dtype())
         self.Wk = std * jax.random.normal(kk, (c.H, c.D, c.Y), float_dtype())
-        self.Xi = std * jax.random.normal(kx, (c.M, c.D), float_dtype())
-        two = c.memory == "two_weight"  # its own out-weights from a key folded off Xi's: a hopfield block inits as before
-        self.Xo = std * jax.random.normal(jax.random.fold_in(kx, 1), (c.M, c.D), float_dtype()) if two else None
-        self.xb = jnp.zeros((c.M,), float_dtype()) if two else None
         self.beta = jnp.asarray(c.beta_value, float_dtype())
-        self.pos_bias = _alibi(c.window_heads or c.H, c.rel_pos) if c.rel_pos else None
-        # beside window heads (which see the last R = rel_pos tokens sharply) the decayed heads start beyond the window;
-        # with a floor on the half-lives, from twice the floor
-        lo = max(c.rel_pos if c.window_heads else 4, 2 * c.min_half_life)
-        self.decay = decay_init(c.H - c.window_heads, lo, 16 * lo if c.window_heads or c.min_half_life else 512,
-                                c.gamma_floor) if c.decay else None
+        self.attention = c.kernel()
+        self.memory = memory_class(c.memory).create(c.M, c.D, key=kx, std=std)
         self.config = c
 
     def _check(self, g): return check_tokens(g, self.config.D, "tokens g")
@@ -215,59 +183,22 @@ class EnergyTransformer(eqx.Module):
         "Pull dE/dQ and dE/dK back to dE/dg through both projections (one contraction over h and a)"
         return jnp.einsum("hnz,hdz->nd", jnp.concatenate([dQ, dK], -1), jnp.concatenate([self.Wq, self.Wk], -1))
 
-    @property
-    def kernel(self) -> AbstractAttention:
-        "The attention energy this block composes with its Hopfield energy (`ETConfig.kernel`)"
-        return self.config.kernel()
-
-    @property
-    def gamma(self) -> Float[Array, "H"] | None:
-        r"""The per-head decay of taylor attention with `decay=True`: $\gamma_h = \sigma(d_h)$, or with a floor $f$ on the
-        half-lives $\gamma_h = \gamma_f + (1 - \gamma_f)\, \sigma(d_h)$, $\gamma_f = 2^{-1/f}$ ($d_h$: `decay`); kept strictly
-        inside (0, 1)"""
-        if self.decay is None: return None
-        f = self.config.gamma_floor
-        return jnp.clip(f + (1 - f) * jax.nn.sigmoid(self.decay) if f else jax.nn.sigmoid(self.decay), 1e-6, 1 - 1e-6)
-
-    @property
-    def half_lives(self) -> Float[Array, "H"] | None:
-        r"$t_h = -1 / \log_2 \gamma_h$: the distance in tokens at which a taylor head's decay halves a term (None without decay)"
-        return None if self.decay is None else -1.0 / jnp.log2(self.gamma)
-
-    def position(self, N: int, # tokens
-                 start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
-                 ) -> Float[Array, "..."] | None:
-        r"""The position signal the kernel takes: the bias $b_h(C - B)$ (H, N, N) of softmax attention, or (H, N) for the
-        query at `start`; the decay $\gamma$ (H,) of taylor attention; None without one; with window heads, the pair (their
-        bias by offset, the taylor heads' decay or None) for any `start`"""
-        if self.config.window_heads: return self.pos_bias, self.gamma
-        if self.pos_bias is None: return self.gamma
-        return rel_bias(self.pos_bias, N) if start is None else rel_bias(self.pos_bias, N, start, 1)[:, 0]
-
     # ---- public API -------------------------------------------------------------------------------
     def attn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         r"""$E^{\mathrm{ATT}} = -\frac{1}{\beta} \sum_h \sum_C \log \sum_{B \text{ allowed}} e^{\beta A_{hBC}}$
         ($e^s \to 1 + s + s^2/2$ for taylor)"""
         g = self._check(g)
-        return self._finite(self.kernel.energy(*self._qk(g), self.beta, self.position(g.shape[0])), g, "attn_energy")
+        return self._finite(self.attention.energy(*self._qk(g), self.beta), g, "attn_energy")
 
     def attn_energy_direct(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         r"The attention energy from the full (H, N, N) score matrix, $O(N^2 Y)$: the reference for the taylor factorisation"
         g = self._check(g)
-        return self.kernel.energy_direct(*self._qk(g), self.beta, self.position(g.shape[0]))
-
-    def _hidden(self, g):
-        "two_weight: the hidden units' inputs u = Xi g + xb and the readings v = Xo g, from one contraction"
-        uv = g @ jnp.concatenate([self.Xi, self.Xo]).T
-        return uv[..., :self.config.M] + self.xb, uv[..., self.config.M:]
+        return self.attention.energy_direct(*self._qk(g), self.beta)
 
     def hn_energies(self, g: Float[Array, "N D"]) -> Float[Array, "N"]:
         r"""Each token's memory energy: $-\frac{1}{2} \sum_\mu \mathrm{ReLU}(\xi_\mu \cdot g_B)^2$, or for two_weight
-        $-\sum_\mu (\zeta_\mu \cdot g_B)\, \mathrm{GELU}(u_{\mu B})$"""
-        g = self._check(g)
-        if self.config.memory == "hopfield": return -0.5 * jnp.sum(jax.nn.relu(g @ self.Xi.T) ** 2, -1)
-        u, v = self._hidden(g)
-        return -jnp.sum(v * jax.nn.gelu(u), -1)
+        $-\sum_\mu (\zeta_\mu \cdot g_B)\, \mathrm{GELU}(u_{\mu B})$ (`memory.energies`)"""
+        return self.memory.energies(self._check(g))
 
     def hn_energy(self, g: Float[Array, "N D"]) -> Float[Array, ""]:
         r"""$E^{\mathrm{HN}} = -\frac{1}{2} \sum_{B, \mu} \mathrm{ReLU}(\xi_\mu \cdot g_B)^2$ (hopfield), or
@@ -279,19 +210,16 @@ class EnergyTransformer(eqx.Module):
         return self._finite(self.attn_energy(g) + self.hn_energy(g), g, "energy")
 
     def attn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
-        "Closed-form dE_att/dg"
+        r"""$\partial E^{\mathrm{ATT}} / \partial g$: the kernel's gradient (closed form where it gives one) pulled
+        back through $W^Q, W^K$"""
         g = self._check(g)
-        return self._finite(self._back(*self.kernel.grads(*self._qk(g), self.beta, self.position(g.shape[0]))), g, "attn_grad")
+        return self._finite(self._back(*self.attention.grads(*self._qk(g), self.beta)), g, "attn_grad")
 
     def hn_grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
-        r"""Closed-form $\partial E^{\mathrm{HN}} / \partial g = -\mathrm{ReLU}(g \xi^\top)\, \xi$ (minus a tied-weight MLP),
-        or for two_weight $-(\mathrm{GELU}(u)\, \zeta + (\mathrm{GELU}'(u) \odot v)\, \xi)$: an MLP with weights of its own
-        in and out, plus its reading pulled back"""
+        r"""$\partial E^{\mathrm{HN}} / \partial g$ (`memory.grad`): in closed form $-\mathrm{ReLU}(g \xi^\top)\, \xi$ (minus a
+        tied-weight MLP), or for two_weight $-(\mathrm{GELU}(u)\, \zeta + (\mathrm{GELU}'(u) \odot v)\, \xi)$"""
         g = self._check(g)
-        if self.config.memory == "hopfield": return self._finite(-jax.nn.relu(g @ self.Xi.T) @ self.Xi, g, "hn_grad")
-        u, v = self._hidden(g)
-        a, da = jax.jvp(jax.nn.gelu, (u,), (jnp.ones_like(u),))  # gelu and its derivative, in one pass
-        return self._finite(-jnp.concatenate([a, da * v], -1) @ jnp.concatenate([self.Xo, self.Xi]), g, "hn_grad")
+        return self._finite(self.memory.grad(g), g, "hn_grad")
 
     def grad(self, g: Float[Array, "N D"]) -> Float[Array, "N D"]:
         r"Closed-form $\partial E / \partial g$ (attention + Hopfield)"

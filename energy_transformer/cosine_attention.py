@@ -8,14 +8,17 @@ Docs: https://energy-transformer.github.io/energy_transformer/cosine_kernel.html
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
+from .kernel import AutogradAttention
+
 # %% auto #0
-__all__ = ['CosineEnergy']
+__all__ = ['CosineEnergy', 'CosineAttention']
 
 # %% ../nbs/38_cosine_kernel.ipynb #cos0006
 class CosineEnergy(eqx.Module):
@@ -40,3 +43,9 @@ class CosineEnergy(eqx.Module):
         s = beta * jnp.einsum("hy,hby->hb", unit(q), unit(K))
         if bias is not None: s = s + bias
         return -jax.nn.logsumexp(jnp.where(allowed, s, -jnp.inf), axis=-1).sum() / beta
+
+
+class CosineAttention(AutogradAttention):
+    "The cosine attention kernel, `AutogradAttention` of `CosineEnergy`: the kernel `ETConfig(attention=\"cosine\")` builds"
+    term: eqx.Module = eqx.field(default_factory=CosineEnergy, kw_only=True, static=True)
+    name: ClassVar[str] = "cosine"

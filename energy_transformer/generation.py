@@ -43,12 +43,12 @@ class DescentCache(eqx.Module):
 def _extend(model: eqx.Module, cache: DescentCache, token: Int[Array, ""]) -> tuple[DescentCache, Float[Array, "V"]]:
     "Descend one new token at position cache.n against the cached prefix; returns the new cache and its next-char logits"
     c, et, p = model.config, model.et, cache.n
-    kernel, row = et.config.kernel(causal=True), et.position(c.N, p)  # the new token's row of the bias, or the decay
+    kernel = et.attention.as_causal()  # with its position terms: the new token's row of the bias, or the decay
     def body(t, carry):
         x, state = carry
         g = model.lnorm(x)
         q, k = jnp.einsum("d,hdy->hy", g, et.Wq), jnp.einsum("d,hdy->hy", g, et.Wk)
-        dq, new = kernel.extend(jax.tree.map(lambda a: a[t], state), q, k, p, et.beta, row)
+        dq, new = kernel.extend(jax.tree.map(lambda a: a[t], state), q, k, p, et.beta)
         grad = jnp.einsum("hy,hdy->d", dq, et.Wq) + et.hn_grad(g[None])[0]
         return x - model.alpha * grad, jax.tree.map(lambda a, b: a.at[t].set(b), state, new)
     x, state = lax.fori_loop(0, c.T, body, (model.embed(token[None], p)[0], cache.state))

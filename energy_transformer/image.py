@@ -277,7 +277,7 @@ def decode_memories(model: "ImageEnergyTransformer",  # a trained image model
     """Each row of `Xi` (of every block) decoded like a token state after the layer norm: `M x C x p x p` patches. For a
     two-weight memory these are the patterns its hidden units read (their input weights), not what they write (`Xo`)."""
     pt = model.patcher; C, p = pt.image_shape[0], pt.p
-    z = np.asarray(jax.vmap(model.decoder)(model.et.Xi.reshape(-1, model.config.et.D)))
+    z = np.asarray(jax.vmap(model.decoder)(model.et.memory.Xi.reshape(-1, model.config.et.D)))
     return z.reshape(-1, C, p, p)
 
 # %% ../nbs/02_image_inpainting.ipynb #inp031

@@ -7,7 +7,9 @@ Docs: https://energy-transformer.github.io/energy_transformer/kernel.html.md"""
 # %% ../nbs/40_kernel.ipynb #kern0004
 from __future__ import annotations
 
+import dataclasses
 from abc import abstractmethod
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -16,7 +18,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int, PyTree
 
 # %% auto #0
-__all__ = ['AbstractAttention', 'AutogradAttention']
+__all__ = ['AbstractAttention', 'alibi', 'decay_init', 'rel_bias', 'bias_signal', 'kernel_class', 'AutogradAttention']
 
 # %% ../nbs/40_kernel.ipynb #kern0006
 def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
@@ -31,48 +33,131 @@ class AbstractAttention(eqx.Module):
     r"""An attention energy of one token set's queries and keys Q, K (H, N, Y):
     $E^{\mathrm{ATT}} = -\frac{1}{\beta} \sum_h \sum_C \log \sum_{B \text{ allowed for } C} f(s_{hCB})$,
     $s_{hCB} = \beta K_{hB} \cdot Q_{hC} + b_h(C - B)$.
-    `pos` is the position signal: a bias b (H, N, N) added to the scores (softmax), or a decay $0 < \gamma \le 1$ (H,)
-    that weighs each term by $\gamma_h^{|C - B|}$ (taylor); None for none. A kernel holds no arrays, only which pairs (C, B) are
-    allowed; the Energy Transformer composes one with its Hopfield energy and pulls $\partial E / \partial Q$ and
-    $\partial E / \partial K$ back through its projections."""
+    A kernel owns its position terms (a bias $b_h(C - B)$, a decay $\gamma_h$) as arrays, and `signal` turns them into
+    the position signal its methods take as `pos`: a bias b (H, N, N) added to the scores (softmax), or a decay
+    $0 < \gamma \le 1$ (H,) that weighs each term by $\gamma_h^{|C - B|}$ (taylor); `pos=None` means the kernel's own.
+    A kernel must give only `energy`; the gradient is autograd's unless it overrides `grads` with a closed form. The
+    Energy Transformer composes one with its memory energy and pulls $\partial E / \partial Q$ and
+    $\partial E / \partial K$ back through its projections. A concrete kernel with a class attribute `name` is the
+    kernel `ETConfig(attention=name)` builds, once its module is imported."""
     exclude_self: eqx.AbstractVar[bool]
     causal: eqx.AbstractVar[bool]
+    name: ClassVar[str | None] = None  # the name `ETConfig.attention` gives it (None: not chosen by name)
 
     def allowed(self, N: int) -> np.ndarray:
         "allowed[C, B] (static): may query C attend to key B"
         return _allowed(N, self.exclude_self, self.causal)
+
+    def signal(self, N: int, # tokens
+               start: int | Int[Array, ""] | None = None, # with it: the one query at this position (generation)
+               ) -> PyTree | None:
+        "The position signal of the kernel's own position terms for N tokens (or the query at `start`); None without any"
+        return None
+
+    def _pos(self, N, pos, start=None):
+        "`pos`, or the kernel's own signal when it is None"
+        return self.signal(N, start) if pos is None else pos
+
+    def as_causal(self) -> AbstractAttention:
+        "The same kernel, its position terms included, with only the keys $B \\le C$ allowed"
+        return dataclasses.replace(self, causal=True)
 
     @abstractmethod
     def energy(self, Q: Float[Array, "H N Y"], K: Float[Array, "H N Y"], beta: Float[Array, ""],
                pos=None) -> Float[Array, ""]:
         r"$E^{\mathrm{ATT}}$, computed the kernel's own way"
 
-    @abstractmethod
     def energy_direct(self, Q, K, beta, pos=None) -> Float[Array, ""]:
-        r"$E^{\mathrm{ATT}}$ from the full (H, N, N) score matrix: the $O(N^2 Y)$ reference"
+        r"$E^{\mathrm{ATT}}$ from the full (H, N, N) score matrix, the $O(N^2 Y)$ reference (by default `energy` itself)"
+        return self.energy(Q, K, beta, pos)
 
-    @abstractmethod
     def grads(self, Q, K, beta, pos=None) -> tuple[Float[Array, "H N Y"], Float[Array, "H N Y"]]:
-        r"Closed-form $(\partial E^{\mathrm{ATT}} / \partial Q, \partial E^{\mathrm{ATT}} / \partial K)$"
+        r"""$(\partial E^{\mathrm{ATT}} / \partial Q, \partial E^{\mathrm{ATT}} / \partial K)$: autograd's,
+        unless a kernel gives a closed form"""
+        return jax.grad(self.energy, (0, 1))(Q, K, beta, self._pos(Q.shape[1], pos))
 
-    @abstractmethod
+    def _causal_part(self, what):
+        raise NotImplementedError(f"{type(self).__name__} gives no {what}: a causal model needs each query's own term "
+                                  "(give it, or build the kernel from one query's energy with AutogradAttention)")
+
     def prefix_energies(self, Q, K, beta, pos=None) -> Float[Array, "N"]:
         r"Causal: each query's own term $-\frac{1}{\beta} \sum_h \log \sum_{B \le C} f(s_{hCB})$ (the keys belong to the prefix)"
+        self._causal_part("prefix_energies")
 
-    @abstractmethod
     def prefix_dq(self, Q, K, beta, pos=None) -> Float[Array, "H N Y"]:
-        r"Causal: row $C$ is the derivative of query $C$'s own term with respect to $Q_C$, keys held fixed"
+        r"""Causal: row $C$ is the derivative of query $C$'s own term with respect to $Q_C$, keys held fixed: autograd's
+        gradient of the causal energy (no other query's term holds $Q_C$)"""
+        return self.as_causal().grads(Q, K, beta, pos)[0]
 
-    @abstractmethod
     def init_state(self, H: int, N: int, Y: int) -> PyTree:
         "Causal generation: what is kept of an empty prefix (of at most N tokens)"
+        self._causal_part("generation state")
 
-    @abstractmethod
     def extend(self, state: PyTree, q: Float[Array, "H Y"], k: Float[Array, "H Y"], p: Int[Array, ""],
                beta: Float[Array, ""], pos_row=None
                ) -> tuple[Float[Array, "H Y"], PyTree]:
         r"""Causal generation: the new token at position p with query q and key k against the `state` of its prefix;
         returns $\partial E / \partial q$ of its own term (`prefix_dq`'s row p) and the state with its key added"""
+        self._causal_part("generation step")
+
+# %% ../nbs/40_kernel.ipynb #kern0006b
+def alibi(H: int, # heads
+          R: int, # offsets d = -R..R
+          ) -> np.ndarray:
+    r"""Initial position bias $b_h(d) = -m_h |d|$ for $d = -R, \dots, R$, slopes $m_h = 2^{-8h/H}$ (ALiBi's geometric
+    slopes), shape (H, 2R + 1), in float64 (the model stores it in its own dtype)"""
+    m = 2.0 ** (-8.0 * np.arange(1, H + 1) / H)
+    return -m[:, None] * np.abs(np.arange(-R, R + 1))[None]
+
+def decay_init(H: int, # heads
+               shortest: float = 4, # half-life of the fastest-decaying head, in tokens
+               longest: float = 512, # half-life of the slowest
+               floor: float = 0, # the smallest gamma allowed (`ETConfig.gamma_floor`)
+              ) -> np.ndarray:
+    r"""Initial decay logits: $\gamma_h = \gamma_f + (1 - \gamma_f)\, \sigma(\mathrm{logit}_h) = 2^{-1/t_h}$, half-lives $t_h$
+    geometric from `shortest` to `longest` ($\gamma_f$: the floor), in float64 (the model stores them in its own dtype)"""
+    gamma = 2.0 ** (-1.0 / np.geomspace(shortest, longest, H))
+    if not (gamma > floor).all(): raise ValueError(f"decay_init: half-lives from {shortest} must start above the floor")
+    return np.log(gamma - floor) - np.log1p(-gamma)
+
+def rel_bias(pos_bias: Float[Array, "H R2"], # b_h(d) for d = -R..R (R2 = 2R + 1)
+             N: int, # tokens
+             start: int | Int[Array, ""] = 0, # position of the first query (keys always start at 0)
+             n: int | None = None, # queries (default N)
+            ) -> Float[Array, "H n N"]:
+    r"""The bias $b_h(C - B)$ of queries $C$ = `start`, ..., `start + n - 1` and keys $B = 0, \dots, N-1$, offsets beyond
+    $\pm R$ sharing the last value"""
+    R = pos_bias.shape[1] // 2
+    C = start + jnp.arange(N if n is None else n)
+    return pos_bias[:, jnp.clip(C[:, None] - jnp.arange(N)[None], -R, R) + R]
+
+def bias_signal(pos_bias: Float[Array, "H R2"] | None, # b_h(d), d = -R..R, or None
+                N: int, # tokens
+                start: int | Int[Array, ""] | None = None, # with it: the one query at this position
+                ) -> Float[Array, "H N N"] | Float[Array, "H N"] | None:
+    "The signal of a bias by offset: $b_h(C - B)$ (H, N, N), its row (H, N) for the query at `start`, or None"
+    if pos_bias is None: return None
+    return rel_bias(pos_bias, N) if start is None else rel_bias(pos_bias, N, start, 1)[:, 0]
+
+# %% ../nbs/40_kernel.ipynb #kern0006d
+def _named(base: type) -> dict[str, type]:
+    """The subclasses of `base` defined so far that give themselves a `name`, by name; a class defined again (the same
+    qualified name: a notebook cell run twice) replaces the earlier, two different classes of one name are an error"""
+    found, todo = {}, list(base.__subclasses__())  # each class's subclasses in the order they were defined
+    while todo:
+        c = todo.pop(0); todo += c.__subclasses__()
+        if not isinstance(name := vars(c).get("name"), str): continue
+        if name in found and found[name].__qualname__ != c.__qualname__:
+            raise TypeError(f"two {base.__name__} classes are named {name!r}: {found[name].__qualname__} and {c.__qualname__}")
+        found[name] = c
+    return found
+
+def kernel_class(name: str, # the kernel's `name`, e.g. "softmax"
+                 ) -> type[AbstractAttention]:
+    "The attention kernel class of this `name`, among those defined so far (a kernel's module defines it on import)"
+    kinds = _named(AbstractAttention)
+    if name not in kinds: raise ValueError(f"attention must be one of {tuple(sorted(kinds))}, got {name!r}")
+    return kinds[name]
 
 # %% ../nbs/40_kernel.ipynb #kern0008
 class AutogradAttention(AbstractAttention):
@@ -80,11 +165,16 @@ class AutogradAttention(AbstractAttention):
     `term(q, K, beta, allowed, bias)` $= -\frac{1}{\beta} \sum_h \log \sum_{B \text{ allowed}} f(q_h, K_{hB})$:
     the energy is the sum of the
     terms, every gradient is autograd's, a causal model's terms are the terms with the keys $B \le C$, and generation keeps
-    the keys seen so far ($O(N Y)$ per token). Its position signal is a bias $b_h(C - B)$ added to the scores, shape (H, N, N)
-    (one query's row: (H, N)), or None"""
-    exclude_self: bool = True
-    causal: bool = False
-    term: eqx.Module = eqx.field(kw_only=True)  # term(q (H, Y), K (H, N, Y), beta, allowed (N,), bias (H, N) | None)
+    the keys seen so far ($O(N Y)$ per token). Its position term is a bias by offset `pos_bias` (H, 2R + 1) or None; its
+    signal, the bias $b_h(C - B)$ added to the scores, has shape (H, N, N) (one query's row: (H, N))"""
+    exclude_self: bool = eqx.field(default=True, static=True)
+    causal: bool = eqx.field(default=False, static=True)
+    term: eqx.Module = eqx.field(kw_only=True, static=True)  # term(q (H, Y), K (H, N, Y), beta, allowed (N,), bias (H, N) | None)
+    pos_bias: Float[Array, "H R2"] | None = eqx.field(default=None, kw_only=True)  # b_h(d), d = -R..R (None: no bias)
+
+    def signal(self, N, start=None):
+        "The bias $b_h(C - B)$ of `pos_bias` (H, N, N), or the row (H, N) of the query at `start`; None without it"
+        return bias_signal(self.pos_bias, N, start)
 
     def _check(self, Q, K, pos):
         "(H, N, Y) when Q and K share that shape and `pos` is None or a bias (H, N, N), else a one-line `ValueError`"
@@ -99,6 +189,7 @@ class AutogradAttention(AbstractAttention):
 
     def _terms(self, Q, K, beta, pos, prefix: bool = False):
         "Each query's term (N,) over its allowed keys (and only B <= C with `prefix`); 0 for a query with no key"
+        pos = self._pos(jnp.shape(Q)[1] if jnp.ndim(Q) == 3 else 0, pos)
         N = self._check(Q, K, pos)[1]
         allowed = self.allowed(N) & (np.tril(np.ones((N, N), bool)) if prefix else True)
         has = allowed.any(-1)  # a query without keys is given all of them (no NaN), and its term is dropped
@@ -115,7 +206,7 @@ class AutogradAttention(AbstractAttention):
 
     def grads(self, Q, K, beta, pos=None):
         r"Autograd's $(\partial E / \partial Q, \partial E / \partial K)$"
-        return jax.grad(self.energy, (0, 1))(Q, K, beta, pos)
+        return jax.grad(self.energy, (0, 1))(Q, K, beta, self._pos(Q.shape[1], pos))
 
     def prefix_energies(self, Q, K, beta, pos=None):
         "The terms with the keys B <= C"
@@ -123,6 +214,7 @@ class AutogradAttention(AbstractAttention):
 
     def prefix_dq(self, Q, K, beta, pos=None):
         r"Autograd's gradient of the terms' sum with respect to $Q$: row $C$ is term $C$'s (no other term holds $Q_C$)"
+        pos = self._pos(Q.shape[1], pos)
         return jax.grad(lambda Q: self.prefix_energies(Q, K, beta, pos).sum())(Q)
 
     def init_state(self, H, N, Y):
@@ -132,6 +224,7 @@ class AutogradAttention(AbstractAttention):
     def extend(self, state, q, k, p, beta, pos_row=None):
         "Autograd's gradient of the new token's term by its query, against the keys up to p; the keys with k added"
         H, N, _ = state.shape
+        pos_row = self._pos(N, pos_row, p)
         if pos_row is not None and jnp.shape(pos_row) != (H, N):
             raise ValueError(f"{type(self.term).__name__}'s position signal for one query is a bias row of shape {(H, N)}, "
                              f"got shape {jnp.shape(pos_row)}")

@@ -35,8 +35,8 @@ def _queries_keys(et: EnergyTransformer, g: Float[Array, "N D"]):
     return jnp.einsum("nd,hdy->hny", g, et.Wq), jnp.einsum("nd,hdy->hny", g, et.Wk)
 
 def _causal(et: EnergyTransformer) -> AbstractAttention:
-    "The ET's attention kernel made causal (a causal language model's tokens see their prefix only)"
-    return et.config.kernel(causal=True)
+    "The ET's attention kernel made causal, its position terms kept (a causal language model's tokens see their prefix only)"
+    return et.attention.as_causal()
 
 def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `exclude_self` are used; `causal` is implied)
                     g: Float[Array, "N D"], # layer-normalised tokens
@@ -47,7 +47,7 @@ def prefix_energies(et: EnergyTransformer, # the energy (its `attention` and `ex
     $f(s) = 1 + s + s^2/2$ (taylor: no bias; with a decay each term weighed by $\gamma_h^{C-B}$), the keys held fixed
     (they belong to the prefix)"""
     Q, K = _queries_keys(et, g)
-    e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta, et.position(g.shape[0]))
+    e_att = _causal(et).prefix_energies(Q, lax.stop_gradient(K), et.beta)
     return e_att + et.hn_energies(g)
 
 # %% ../nbs/05_language.ipynb #bf1e657f
@@ -58,7 +58,7 @@ def prefix_grad(et: EnergyTransformer, # the energy
     the query of $C$ to the keys $B \le C$ (values $K_B$ pulled back through $W^Q$) minus the Hopfield MLP. $O(N^2 Y)$ for
     softmax, $O(N (L + Y) Y)$ for taylor in chunks of $L$ tokens"""
     Q, K = _queries_keys(et, g)
-    dQ = _causal(et).prefix_dq(Q, K, et.beta, et.position(g.shape[0]))
+    dQ = _causal(et).prefix_dq(Q, K, et.beta)
     return jnp.einsum("hcy,hdy->cd", dQ, et.Wq) + et.hn_grad(g)
 
 # %% ../nbs/05_language.ipynb #fc73570c

@@ -81,7 +81,7 @@ def load_paper_npz(path: str | os.PathLike,  # flat `.npz` in the released layou
     emb = dict(Wenc=a["Wenc"], Benc=a["Benc"], cls_token=a["CLS_token"], mask_token=a["MASK_token"], pos=a["POS_embed"])
     m = eqx.tree_at(lambda m: [getattr(m.embed, k) for k in emb] + [m.decoder.W, m.decoder.b, m.alpha], m,
                     [jnp.asarray(v) for v in (*emb.values(), a["Wdec"], a["Bdec"], np.float32(alpha))])
-    m = eqx.tree_at(lambda m: (m.et.Wq, m.et.Wk, m.et.Xi, m.et.beta, m.lnorm.gamma, m.lnorm.delta), m,
+    m = eqx.tree_at(lambda m: (m.et.Wq, m.et.Wk, m.et.memory.Xi, m.et.beta, m.lnorm.gamma, m.lnorm.delta), m,
                     (jnp.asarray(a["Wq"].transpose(0, 2, 1)), jnp.asarray(a["Wk"].transpose(0, 2, 1)),
                      jnp.asarray(a["Xi"].T), jnp.asarray(1 / math.sqrt(Y), jnp.float32),
                      jnp.asarray(a["LNORM_gamma"].reshape(())), jnp.asarray(a["LNORM_bias"])))

@@ -94,7 +94,7 @@ def show_memories(model: "ImageEnergyTransformer",  # a trained image model
                   ):
     r"Grid of decoded memories $\Xi$, each contrast-stretched to its own range, largest $\lVert \xi_\mu \rVert$ first."
     pats = decode_memories(model)
-    order = np.argsort(-np.linalg.norm(np.asarray(model.et.Xi).reshape(len(pats), -1), axis=1))[:n]
+    order = np.argsort(-np.linalg.norm(np.asarray(model.et.memory.Xi).reshape(len(pats), -1), axis=1))[:n]
     nrows = -(-len(order) // ncols)
     fig, axs = plt.subplots(nrows, ncols, figsize=(0.5 * ncols, 0.5 * nrows), squeeze=False)
     for a in axs.flat: a.axis("off")

@@ -222,9 +222,9 @@ class World:
 
     def first_set(self, arrays, v):
         "`arrays` with the first entry of the memories set to `v` (a complex `v` makes the array complex)"
-        a = arrays["model/et.Xi"].astype(np.result_type(arrays["model/et.Xi"].dtype, np.asarray(v).dtype))
+        a = arrays["model/et.memory.Xi"].astype(np.result_type(arrays["model/et.memory.Xi"].dtype, np.asarray(v).dtype))
         a.flat[0] = v
-        return {**arrays, "model/et.Xi": a}
+        return {**arrays, "model/et.memory.Xi": a}
 
     @cached_property
     def paper_nan(self):
@@ -571,19 +571,19 @@ CASES: list[Case] = [
          Gives("a configuration", lambda r: r.b1 == 0.0)),
     Case(W, "a checkpoint whose weights hold a NaN", lambda w: load_checkpoint(
         w.ckpt_with("nan.npz", lambda a: w.first_set(a, np.nan)), ImageEnergyTransformer),
-         Raises("nan.npz: array 'model/et.Xi' has 1 NaN or infinite values")),
+         Raises("nan.npz: array 'model/et.memory.Xi' has 1 NaN or infinite values")),
     Case(W, "a checkpoint whose weights hold an inf", lambda w: load_pretrained(
         w.ckpt_with("inf.npz", lambda a: w.first_set(a, -np.inf))),
-         Raises("inf.npz: array 'model/et.Xi' has 1 NaN or infinite values")),
+         Raises("inf.npz: array 'model/et.memory.Xi' has 1 NaN or infinite values")),
     Case(W, "a checkpoint holding a complex array", lambda w: load_checkpoint(
         w.ckpt_with("complex.npz", lambda a: w.first_set(a, 1j)), ImageEnergyTransformer),
-         Raises("complex.npz: array 'model/et.Xi' has dtype complex")),
+         Raises("complex.npz: array 'model/et.memory.Xi' has dtype complex")),
     Case(W, "a checkpoint holding a string array", lambda w: load_checkpoint(
         w.ckpt_with("strings.npz", lambda a: {**a, "model/alpha": np.array("0.1")}), ImageEnergyTransformer),
          Raises("strings.npz: array 'model/alpha' has dtype <U3")),
     Case(W, "`et-inpaint --checkpoint` a checkpoint holding NaN weights", lambda w: et_inpaint(
         str(w.photo), out=str(w.path("o.png")), checkpoint=str(w.ckpt_with("nan2.npz", lambda a: w.first_set(a, np.nan)))),
-         Exits(2, "nan2.npz: array 'model/et.Xi' has 1 NaN or infinite values")),
+         Exits(2, "nan2.npz: array 'model/et.memory.Xi' has 1 NaN or infinite values")),
     Case(W, "`load_paper_npz` of weights holding NaN", lambda w: load_paper_npz(w.paper_nan),
          Raises("paper-nan.npz: array 'Xi' has 1 NaN or infinite values")),
 
@@ -786,7 +786,7 @@ CASES: list[Case] = [
          lambda w: EnergyTransformer(ETConfig.small(), key=jax.random.split(jax.random.key(0))),
          Raises("key " + KEY + " an array of dtype key<fry> and shape (2,)")),
     Case(L, "`EnergyTransformer(key=jax.random.PRNGKey(0))` (a legacy key)",
-         lambda w: EnergyTransformer(ETConfig.small(), key=jax.random.PRNGKey(0)).Xi, FINITE),
+         lambda w: EnergyTransformer(ETConfig.small(), key=jax.random.PRNGKey(0)).memory.Xi, FINITE),
     Case(L, "`ImageEnergyTransformer(key=42)`", lambda w: ImageEnergyTransformer(ImageETConfig.tiny(), key=42),
          Raises("key " + KEY)),
     Case(L, "`CausalET(key=None)`", lambda w: CausalET(w.lm_config, key=None), Raises("key " + KEY)),

@@ -116,4 +116,5 @@ def test_the_two_weight_recipe_matches_the_stack():
     assert count_params(stack) - count_params(tw) == 4 * (D * 64 - (2 * 31 * D + 31))
     assert 0.01 < 1 - count_params(tw) / count_params(stack) < 0.012
     for a in ("Wq", "Wk"): np.testing.assert_array_equal(getattr(tw.et, a), getattr(stack.et, a))  # Xo: from a folded key
-    assert tw.et.Xo.shape == tw.et.Xi.shape == (4, 31, D) and tw.et.xb.shape == (4, 31) and stack.et.Xo is None
+    assert tw.et.memory.Xo.shape == tw.et.memory.Xi.shape == (4, 31, D) and tw.et.memory.xb.shape == (4, 31)
+    assert not hasattr(stack.et.memory, "Xo")

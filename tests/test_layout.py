@@ -126,7 +126,7 @@ def test_notebooks_load_no_script_by_path():
 
 STAGES = {  # the package's pipeline: each module once, at its stage; a module imports only from its own stage or earlier
     1: "checks data crops text patches patterns checkpoint distributed counting evaluate novelty capacity",  # data, metrics
-    2: "attention_ops kernel cosine_attention attention transformer heads descent",  # the energy's pieces
+    2: "attention_ops kernel memory cosine_attention softplus_attention attention transformer heads descent",  # energy pieces
     3: "core dense",  # the Energy Transformer and the dense associative memories
     4: "image_parts image language generation classify convnet paper pretrained",  # models: embed -> ET -> head, and loading them
     5: "train image_training language_training classify_training",  # training

@@ -25,11 +25,11 @@ STEP = textwrap.dedent("""
     images = np.random.default_rng(0).random((8, *mc.image_shape), dtype=np.float32)
     batch = shard_batch(images, mesh)
     assert len(batch.sharding.device_set) == n_dev and batch.addressable_shards[0].data.shape[0] == 8 // n_dev
-    init_Xi = np.asarray(params.et.Xi)
+    init_Xi = np.asarray(params.et.memory.Xi)
     step = make_train_step(masked_image_loss(8, 1), opt)
     for s in range(2):
         params, opt_state, loss = step(params, static, opt_state, batch, jax.random.PRNGKey(s))
-    assert len(params.et.Xi.sharding.device_set) == n_dev and params.et.Xi.sharding.is_fully_replicated
+    assert len(params.et.memory.Xi.sharding.device_set) == n_dev and params.et.memory.Xi.sharding.is_fully_replicated
     np.savez(sys.argv[1], loss=np.asarray(loss), init_Xi=init_Xi, **{k: np.asarray(v) for k, v in named_leaves(params).items()})
 """)
 
@@ -55,4 +55,4 @@ def test_two_devices_match_one(tmp_path):
     assert one.keys() == two.keys() and len(one) > 5
     for k in one: np.testing.assert_allclose(two[k], one[k], rtol=1e-5, atol=1e-6, err_msg=k)
     assert float(one["loss"]) > 0
-    assert np.abs(one["et.Xi"] - one["init_Xi"]).max() > 1e-4  # the step really moved the parameters
+    assert np.abs(one["et.memory.Xi"] - one["init_Xi"]).max() > 1e-4  # the step really moved the parameters

@@ -97,10 +97,10 @@ def test_checkpoint_shape_mismatch(tmp_path, tiny_model):
     with pytest.raises(ValueError, match="p.npz: array 'model/embed.pos' has shape"):
         load_checkpoint(tmp_path / "p.npz", ImageEnergyTransformer)
     # a missing array
-    arrays3 = {k: v for k, v in arrays.items() if k != "model/et.Xi"}
-    h3 = json.loads(json.dumps(header)); del h3["arrays"]["model/et.Xi"]
+    arrays3 = {k: v for k, v in arrays.items() if k != "model/et.memory.Xi"}
+    h3 = json.loads(json.dumps(header)); del h3["arrays"]["model/et.memory.Xi"]
     np.savez(tmp_path / "m.npz", header=np.array(json.dumps(h3)), **arrays3)
-    with pytest.raises(ValueError, match=r"m.npz: .*missing \['et.Xi'\]"):
+    with pytest.raises(ValueError, match=r"m.npz: .*missing \['et.memory.Xi'\]"):
         load_checkpoint(tmp_path / "m.npz", ImageEnergyTransformer)
 
 
