@@ -18,7 +18,7 @@ from .checks import float_dtype
 from .classify import ClassifierConfig, ImageClassifier, load_classifier
 from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, count_params
 from .core import energy_recall, fullETConfig, mediumETConfig, smallETConfig
-from .descent import descend, descend_recorded, descend_until
+from .descent import descend
 from .data import load_images
 from .dense import ClassicalHopfield, ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from .evaluate import masked_mse, psnr

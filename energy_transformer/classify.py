@@ -193,7 +193,7 @@ class ETDescent(eqx.Module):
 
     def recorded(self, x: Float[Array, "N D"], T: int | None = None) -> tuple[Float[Array, "N D"], Trajectory]:
         "Token states after T descent steps and the energies at every step"
-        return core.descend_recorded(self.et, self.lnorm, x, alpha=self.alpha, T=self.T if T is None else T)
+        return core.descend(self.et, self.lnorm, x, alpha=self.alpha, T=self.T if T is None else T, every=1)
 
 class TransformerStack(eqx.Module):
     "The baseline's token mixer: L standard pre-LN transformer blocks, each with its own weights"

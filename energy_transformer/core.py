@@ -22,7 +22,7 @@ from .attention import MixedAttention, TaylorAttention, WindowAttention
 from .checkpoint import JSONConfig
 from .checks import MAX_STEPS, as_float_array, check_finite_result, check_int, check_key, check_real, check_tokens, float_dtype
 from .cosine_attention import CosineAttention  # noqa: F401 (defines the kernel "cosine")
-from .descent import Trajectory, descend, descend_recorded, descend_until, record_every  # noqa: F401 (importable from core too)
+from .descent import Trajectory, descend, record_every  # noqa: F401 (importable from core too)
 from .kernel import AbstractAttention, alibi, decay_init, kernel_class, rel_bias  # noqa: F401 (importable from core too)
 from .memory import AbstractMemory, memory_class
 from .transformer import TransformerBlock, apply_blocks, transformer_blocks  # noqa: F401 (importable from core too)

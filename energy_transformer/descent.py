@@ -19,7 +19,7 @@ from jaxtyping import Array, Float, Int
 from .checks import MAX_STEPS, check_finite_result, check_int, check_real, check_tokens
 
 # %% auto #0
-__all__ = ['TokenEnergy', 'TokenNorm', 'Trajectory', 'record_every', 'descend', 'descend_recorded', 'descend_until']
+__all__ = ['TokenEnergy', 'TokenNorm', 'Trajectory', 'record_every', 'descend']
 
 # %% ../nbs/01_descent.ipynb #desc0004
 @runtime_checkable
@@ -82,78 +82,74 @@ def record_every(run, # `run(x, k)`: the state after k more steps (k is a Python
     return x_end, jnp.asarray(steps, jnp.int32), jax.tree.map(lambda *a: jnp.concatenate(a), *parts)
 
 # %% ../nbs/01_energy_transformer.ipynb #descpc02
-def _descent_setup(et, lnorm, x, alpha, T, grad, leak=False, fn="descend", T_name="T"):
-    """Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction;
-    errors name the calling function `fn` and its step-count argument `T_name`"""
-    x = check_tokens(x, et.config.D, f"{fn}: x")
-    if lnorm.D != et.config.D: raise ValueError(f"{fn}: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
-    check_int(fn, T_name, T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
-    check_real(fn, "alpha", alpha, 0)  # alpha < 0 would climb the energy, alpha = 0 stays put (traced: unchecked)
+def _descent_setup(et, lnorm, x, alpha, T, grad, leak):
+    """Validated tokens, the update direction x -> dE/dg(LN(x)) (+ x with leak) and the step x -> x - alpha direction"""
+    x = check_tokens(x, et.config.D, "descend: x")
+    if lnorm.D != et.config.D: raise ValueError(f"descend: layer norm has D = {lnorm.D} but the energy has D = {et.config.D}")
+    check_int("descend", "T", T, 0, MAX_STEPS)  # a stated maximum: T = 10**8 would run for days
+    check_real("descend", "alpha", alpha, 0)  # alpha < 0 would climb the energy, alpha = 0 stays put (traced: unchecked)
     grad, ln, alpha = et.grad if grad is None else grad, jax.vmap(lnorm), jnp.asarray(alpha, x.dtype)
     if (out := jax.eval_shape(grad, x).shape) != x.shape:  # traced once, nothing computed
-        raise ValueError(f"{fn}: grad must map tokens of shape {tuple(x.shape)} to the same shape, got {tuple(out)}")
+        raise ValueError(f"descend: grad must map tokens of shape {tuple(x.shape)} to the same shape, got {tuple(out)}")
     direction = lambda x: grad(ln(x)) + x if leak else grad(ln(x))
     return x, direction, lambda x: x - alpha * direction(x)
+
+def _lyapunov(et, lnorm, leak):
+    "x -> (E_att, E_hn, E_LN, the energy the descent lowers: E_att + E_hn, + E_LN with leak) at g = LN(x)"
+    ln, lnE = jax.vmap(lnorm), jax.vmap(lnorm.energy)
+    def energies(x):
+        g = ln(x)
+        e_att, e_hn, e_ln = et.attn_energy(g), et.hn_energy(g), lnE(x).sum()
+        return e_att, e_hn, e_ln, e_att + e_hn + e_ln if leak else e_att + e_hn
+    return energies
+
+def _recorded(et, lnorm, x, direction, step, T, every, leak, keep_states):
+    "The tokens after T steps and their `Trajectory`, measured every `every` steps"
+    energies = _lyapunov(et, lnorm, leak)
+    def measure(x):
+        d = direction(x)
+        return (*energies(x), jnp.sqrt(jnp.sum(d * d)), x if keep_states else None)
+    x_end, steps, recs = record_every(lambda x, k: _run_steps(step, x, k, False), measure, x, T, every)
+    return x_end, Trajectory(steps, *recs)
+
+def _until(et, lnorm, x, step, T, rtol, leak):
+    "The tokens at the first step that changes the energy by less than rtol of itself (T at most), and the steps taken"
+    energy = lambda x: _lyapunov(et, lnorm, leak)(x)[-1]
+    def body(c):
+        x, t, e, _ = c
+        x = step(x)
+        e_new = energy(x)
+        return x, t + 1, e_new, jnp.abs(e - e_new) / jnp.maximum(jnp.abs(e), jnp.finfo(x.dtype).tiny)
+    init = (x, jnp.int32(0), energy(x), jnp.asarray(jnp.inf, x.dtype))
+    x_end, t, _, _ = lax.while_loop(lambda c: (c[1] < T) & (c[3] >= rtol), body, init)
+    return x_end, t
 
 def descend(et: TokenEnergy, # the energy (an `EnergyTransformer`)
             lnorm: TokenNorm, # g = LN(x), token-wise (an `EnergyLayerNorm`)
             x: Float[Array, "N D"], # initial token states
             *, alpha=0.1, # step size (traced: no recompilation per value)
-            T: int = 12, # number of steps (static)
+            T: int = 12, # number of steps (static); with `rtol`, the most it takes
             leak: bool = False, # x <- x - alpha (dE/dg + x): then E_LN + E is the Lyapunov energy
-            remat: bool = False, # checkpoint the steps: backprop memory ~flat in T
             grad=None, # g -> dE/dg (default: the closed form `et.grad`; e.g. `jax.grad(et.energy)`)
-            backprop_steps: int | None = None, # differentiate the last k steps only, the earlier ones as the identity
-           ) -> Float[Array, "N D"]:
-    r"""The tokens after T steps of energy descent $x \leftarrow x - \alpha\, \partial E / \partial g$ at $g = \mathrm{LN}(x)$:
-    the training path, nothing recorded"""
-    x, _, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
+            remat: bool = False, # training: checkpoint the steps, backprop memory ~flat in T
+            backprop_steps: int | None = None, # training: differentiate the last k steps only, the earlier as the identity
+            every: int | None = None, # record the energies every `every` steps (and the first and last), a `Trajectory`
+            keep_states: bool = False, # with `every`: keep the states at the recorded steps as well
+            rtol=None, # stop once a step changes the energy by less than rtol |E| (traced): returns the steps taken too
+           ) -> Float[Array, "N D"] | tuple[Float[Array, "N D"], Trajectory] | tuple[Float[Array, "N D"], Int[Array, ""]]:
+    r"""The tokens after T steps of energy descent $x \leftarrow x - \alpha\, \partial E / \partial g$ at $g = \mathrm{LN}(x)$;
+    with `every`, (tokens, `Trajectory`); with `rtol`, (tokens, steps taken)"""
+    if every is not None and rtol is not None: raise ValueError("descend: give every (a record) or rtol (a stop), not both")
+    if (every is not None or rtol is not None) and (remat or backprop_steps is not None):
+        raise ValueError("descend: remat and backprop_steps are for training, without every or rtol")
+    if keep_states and every is None: raise ValueError("descend: keep_states keeps the recorded states, so it needs every")
+    x, direction, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak)
+    if every is not None: return _recorded(et, lnorm, x, direction, step, T, check_int("descend", "every", every), leak,
+                                           keep_states)
+    if rtol is not None:
+        check_real("descend", "rtol", rtol, 0)  # NaN would stop after one step
+        return _until(et, lnorm, x, step, T, rtol, leak)
     if backprop_steps is not None and check_int("descend", "backprop_steps", backprop_steps, low=0) < T:
         x_mid = _run_steps(step, x, T - backprop_steps, False)
         x, T = x + lax.stop_gradient(x_mid - x), backprop_steps  # the value of x_mid, the derivative of the identity
     return check_finite_result(_run_steps(step, x, T, remat), "descend", x)  # known values only: free under jit
-
-# %% ../nbs/01_energy_transformer.ipynb #descpc03
-def descend_recorded(et: TokenEnergy, # the energy (an `EnergyTransformer`)
-                     lnorm: TokenNorm, # g = LN(x), token-wise (an `EnergyLayerNorm`)
-                     x: Float[Array, "N D"], # initial token states
-                     *, alpha=0.1, # step size (traced)
-                     T: int = 12, # number of steps (static)
-                     every: int = 1, # record every `every` steps (and the initial and final states)
-                     leak: bool = False, # x <- x - alpha (dE/dg + x)
-                     keep_states: bool = False, # also keep the states at the recorded steps
-                     grad=None, # g -> dE/dg (default: the closed form)
-                    ) -> tuple[Float[Array, "N D"], Trajectory]:
-    r"`descend` with a subsampled record of the energies and of the gradient norm $\lVert \partial E / \partial g \rVert$"
-    x, direction, step = _descent_setup(et, lnorm, x, alpha, T, grad, leak, fn="descend_recorded")
-    check_int("descend_recorded", "every", every)
-    ln, lnE = jax.vmap(lnorm), jax.vmap(lnorm.energy)
-    def measure(x):
-        g, d = ln(x), direction(x)
-        e_att, e_hn, e_ln = et.attn_energy(g), et.hn_energy(g), lnE(x).sum()
-        return (e_att, e_hn, e_ln, e_att + e_hn + e_ln if leak else e_att + e_hn, jnp.sqrt(jnp.sum(d * d)),
-                x if keep_states else None)
-    x_end, steps, recs = record_every(lambda x, k: _run_steps(step, x, k, False), measure, x, T, every)
-    return x_end, Trajectory(steps, *recs)
-
-# %% ../nbs/01_energy_transformer.ipynb #descpc04
-def descend_until(et: TokenEnergy, # the energy (an `EnergyTransformer`)
-                  lnorm: TokenNorm, # g = LN(x), token-wise (an `EnergyLayerNorm`)
-                  x: Float[Array, "N D"], # initial token states
-                  *, alpha=0.1, # step size (traced)
-                  rtol=1e-4, # stop once a step changes the energy by less than rtol |E| (traced)
-                  T_max: int = 100, # stop after this many steps at the latest (static)
-                  grad=None, # g -> dE/dg (default: the closed form)
-                 ) -> tuple[Float[Array, "N D"], Int[Array, ""]]:
-    "Descend until a step changes the energy by less than `rtol` of itself (or `T_max` steps): final tokens, steps taken"
-    x, _, step = _descent_setup(et, lnorm, x, alpha, T_max, grad, fn="descend_until", T_name="T_max")
-    check_real("descend_until", "rtol", rtol, 0)  # NaN would stop after one step
-    ln = jax.vmap(lnorm)
-    def body(c):
-        x, t, e, _ = c
-        x = step(x)
-        e_new = et.energy(ln(x))
-        return x, t + 1, e_new, jnp.abs(e - e_new) / jnp.maximum(jnp.abs(e), jnp.finfo(x.dtype).tiny)
-    init = (x, jnp.int32(0), et.energy(ln(x)), jnp.asarray(jnp.inf, x.dtype))
-    x, t, _, _ = lax.while_loop(lambda c: (c[1] < T_max) & (c[3] >= rtol), body, init)
-    return x, t

@@ -18,7 +18,7 @@ from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from . import core
 from .checks import MAX_STEPS, as_float_pixels, as_unit_images, check_finite, check_int, check_key, check_real, float_dtype
-from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend, descend_recorded
+from .core import EnergyLayerNorm, EnergyTransformer, ETConfig, TransformerBlock, descend
 from .evaluate import harmonic_solve, masked_mse
 from .image_parts import ImageEmbedding, PatchDecoder, PatchGeometry
 from .patches import Patcher
@@ -213,10 +213,9 @@ class ImageEnergyTransformer(AbstractImageModel):
                              *, rtol=1e-3,  # stop once a step changes the energy by less than rtol |E|
                              T_max: int = 100,  # and after T_max steps at the latest
                              ) -> tuple[Float[Array, "N Z"], Int[Array, ""]]:
-        "Reconstructed patch pixels with an adaptive stop (`descend_until`), and the number of steps taken."
+        "Reconstructed patch pixels with an adaptive stop (`descend` with `rtol`), and the number of steps taken."
         if self.config.blocks > 1: raise ValueError("an adaptive stop needs one energy; this model has several blocks")
-        return self._fill(tokens, mask, lambda x: core.descend_until(self.et, self.lnorm, x, alpha=self.alpha, rtol=rtol,
-                                                                      T_max=T_max))
+        return self._fill(tokens, mask, lambda x: core.descend(self.et, self.lnorm, x, alpha=self.alpha, rtol=rtol, T=T_max))
 
     def __call__(self, image: Float[Array, "C Hpx Wpx"],  # one image, pixels in [0, 1]
                  mask: Bool[Array, "N"],  # True = patch hidden behind the MASK token
@@ -237,7 +236,7 @@ class ImageEnergyTransformer(AbstractImageModel):
         if not record: return pixels(self._descend_blocks(x0, T)), None
         x, trs = x0, []
         for et, ln in self.energy_blocks():  # each block's record starts where the last one ended, in its own energy
-            x, tr = descend_recorded(et, ln, x, alpha=self.alpha, T=T, every=every, keep_states=keep_images)
+            x, tr = descend(et, ln, x, alpha=self.alpha, T=T, every=every, keep_states=keep_images)
             trs.append(eqx.tree_at(lambda t: t.step, tr, tr.step + len(trs) * T))
         tr, block = jax.tree.map(lambda *a: jnp.concatenate(a), *trs), jnp.repeat(jnp.arange(len(trs)), len(trs[0].step))
         return pixels(x), ImageTrajectory(step=tr.step, block=block, e_att=tr.e_att, e_hn=tr.e_hn, e_total=tr.e_total,

@@ -25,7 +25,7 @@ from energy_transformer.classify import (
     novelty_path,
 )
 from energy_transformer.cli import et_classify, et_inpaint, read_image
-from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend, descend_recorded
+from energy_transformer.core import EnergyLayerNorm, EnergyTransformer, ETConfig, descend
 from energy_transformer.dense import ContinuousHopfield, ExponentialMemory, PolynomialMemory
 from energy_transformer.evaluate import masked_mse, predict_images
 from energy_transformer.image import ImageEnergyTransformer, ImageETConfig
@@ -172,7 +172,7 @@ def test_descend_any_numeric_input(dtype, T, alpha, N, as_list):
     x = (np.random.default_rng(N).normal(size=(N, cfg.D)) * 3).astype(dtype)
     out = finite_or_clear_error(lambda: descend(et, ln, x.tolist() if as_list else x, alpha=alpha, T=T))
     assert out is not None and out.shape == (N, cfg.D)
-    x_end, tr = descend_recorded(et, ln, x, alpha=alpha, T=T)
+    x_end, tr = descend(et, ln, x, alpha=alpha, T=T, every=1)
     np.testing.assert_allclose(x_end, out, rtol=1e-5, atol=1e-5)
     assert tr.step.tolist() == list(range(T + 1))
 
