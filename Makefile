@@ -14,11 +14,13 @@ PYTEST_WORKERS ?= 2
 # language model's training compiles in a quarter of the default time) and one compilation cache shared by all their
 # processes, which compile many of the same programs (_proc/jax_cache). The pages that mostly run large programs (whole
 # photos) keep XLA's defaults (tools.nbtest --optimised): page 14 took 40 CPU s against 69 with quick compilation,
-# page 02's whole-photo cells 6 to 28 s each against 83 to 95, and page 26 (dynamic evaluation: the same step of a
-# trained model, thousands of times) 115 CPU s against 166. Benchmarks and training use neither.
+# page 02's whole-photo cells 6 to 28 s each against 83 to 95, page 26 (dynamic evaluation: the same step of a
+# trained model, thousands of times) 115 CPU s against 166, and page 34's et-train run (300 training steps in a command
+# the page starts) 60 s against 133 alone, and past nbtest's 600-second cell limit beside three other pages with quick
+# compilation. Benchmarks and training use neither.
 QUICK = XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false $$XLA_FLAGS" \
         JAX_COMPILATION_CACHE_DIR=$(CURDIR)/_proc/jax_cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
-OPTIMISED = 02_image_inpainting.ipynb,14_inpaint.ipynb,26_dynamic.ipynb,36_inpainting_results.ipynb
+OPTIMISED = 02_image_inpainting.ipynb,14_inpaint.ipynb,26_dynamic.ipynb,34_howto_own_images.ipynb,36_inpainting_results.ipynb
 NBTEST = $(QUICK) $(PY) -m tools.nbtest --n-workers $(NBDEV_WORKERS) --optimised $(OPTIMISED)
 # pytest-xdist spreads the test files over the cores, each file whole on one worker, so that a module-scoped fixture
 # (the README's runs, the rendered tiny site) is made once. (Its `loadgroup` cannot group tests under pytest 9: it

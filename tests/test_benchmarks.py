@@ -231,8 +231,9 @@ def test_training_gradient_candidates_are_exact():
             np.testing.assert_allclose(grad(et, g), et.grad(g), atol=1e-12)
             ref = eqx.filter_grad(lambda et, g: jnp.sum(et.grad(g) * v))(et, g)  # d<dE/dg, v> by autodiff
             got = eqx.filter_grad(lambda et, g, grad=grad: jnp.sum(grad(et, g) * v))(et, g)
-            for name in ("Wq", "Wk", "Xi", "beta"):
-                np.testing.assert_allclose(getattr(got, name), getattr(ref, name), atol=1e-10, err_msg=name)
+            parts = dict(Wq=lambda m: m.Wq, Wk=lambda m: m.Wk, Xi=lambda m: m.memory.Xi, beta=lambda m: m.beta)
+            for name, part in parts.items():
+                np.testing.assert_allclose(part(got), part(ref), atol=1e-10, err_msg=name)
             dg = lambda G: jax.grad(lambda g: jnp.sum(G(g) * v))(g)
             np.testing.assert_allclose(dg(lambda g, grad=grad: grad(et, g)), dg(et.grad), atol=1e-10)
 
@@ -379,7 +380,7 @@ def test_long_context_reports_the_taylor_heads_half_lives():
     text = "In the beginning God created the heaven and the earth. " * 6
     r = lang.long_context(model, text)
     t = np.asarray(r["half_lives"])
-    assert t.shape == (2,) and (t > 4).all() and np.allclose(np.asarray(model.et.gamma) ** t, 0.5, atol=1e-3)
+    assert t.shape == (2,) and (t > 4).all() and np.allclose(np.asarray(model.et.attention.gamma) ** t, 0.5, atol=1e-3)
     assert len(r["context"]["by_depth"]) == 32 and 0 < r["all_test_bpc"] < 2 * math.log2(len(chars))
 
 
