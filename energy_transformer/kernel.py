@@ -18,7 +18,8 @@ import numpy as np
 from jaxtyping import Array, Float, Int, PyTree
 
 # %% auto #0
-__all__ = ['AbstractAttention', 'alibi', 'decay_init', 'rel_bias', 'bias_signal', 'kernel_class', 'AutogradAttention']
+__all__ = ['AbstractAttention', 'alibi', 'decay_init', 'rel_bias', 'bias_signal', 'named_class', 'kernel_class',
+           'AutogradAttention']
 
 # %% ../nbs/40_kernel.ipynb #kern0006
 def _allowed(N: int, exclude_self: bool, causal: bool) -> np.ndarray:
@@ -152,12 +153,19 @@ def _named(base: type) -> dict[str, type]:
         found[name] = c
     return found
 
+def named_class(base: type, # an abstract module class (`AbstractAttention`, `AbstractMemory`)
+                name: str, # the `name` of one of its subclasses
+                what: str, # the option that names it, for the error ("attention", "memory")
+               ) -> type:
+    "The subclass of `base` of this `name`, among those defined so far (a class's module defines it on import)"
+    kinds = _named(base)
+    if name not in kinds: raise ValueError(f"{what} must be one of {tuple(sorted(kinds))}, got {name!r}")
+    return kinds[name]
+
 def kernel_class(name: str, # the kernel's `name`, e.g. "softmax"
                  ) -> type[AbstractAttention]:
-    "The attention kernel class of this `name`, among those defined so far (a kernel's module defines it on import)"
-    kinds = _named(AbstractAttention)
-    if name not in kinds: raise ValueError(f"attention must be one of {tuple(sorted(kinds))}, got {name!r}")
-    return kinds[name]
+    "The attention kernel class of this `name` (`named_class`)"
+    return named_class(AbstractAttention, name, "attention")
 
 # %% ../nbs/40_kernel.ipynb #kern0008
 class AutogradAttention(AbstractAttention):

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from .checks import float_dtype
-from .kernel import _named
+from .kernel import named_class
 
 # %% auto #0
 __all__ = ['AbstractMemory', 'memory_class', 'HopfieldMemory', 'TwoWeightMemory']
@@ -43,10 +43,8 @@ class AbstractMemory(eqx.Module):
 
 def memory_class(name: str, # a memory's `name`, e.g. "hopfield"
                  ) -> type[AbstractMemory]:
-    "The memory class of this `name`, among those defined so far"
-    kinds = _named(AbstractMemory)
-    if name not in kinds: raise ValueError(f"memory must be one of {tuple(sorted(kinds))}, got {name!r}")
-    return kinds[name]
+    "The memory class of this `name`, among those defined so far (`kernel.named_class`)"
+    return named_class(AbstractMemory, name, "memory")
 
 # %% ../nbs/47_memory.ipynb #mem0011
 def _normal(key, shape, std): return std * jax.random.normal(key, shape, float_dtype())
